@@ -1,0 +1,199 @@
+"""`build_model`: a Hugging Face model directory in, a cached ONNX model directory out.
+
+    src (config.json + model.safetensors + tokenizer.json [+ sentence-transformers metadata])
+      → spec (spec.py) → ONNX graph (graph.py) → <out>/{model.onnx, tokenizer.json, funes_model.json}
+
+A directory that already holds `model.onnx` + `tokenizer.json` (a user's own export) is adopted instead:
+copied as it is, with a manifest whose inputs come from the ONNX graph. Either way the result is published
+atomically (cache.py) and a complete entry with the same fingerprint is returned without rebuilding.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import external_data_helper
+
+from . import cache
+from .graph import build_graph
+from .manifest import (
+    CONVERTER_VERSION,
+    MANIFEST,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    fingerprint,
+    guess_name,
+    is_complete,
+    max_length_of,
+    normalize_of,
+    pooling_of,
+    read_json,
+    transformer_dir,
+)
+from .spec import BERT, CROSS_ENCODER, EMBEDDER, XLM_ROBERTA, canonical_weights, family_of, num_labels, spec_from_config
+
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+# protobuf cannot serialise a message over 2 GiB; past this many weight bytes they go to model.onnx.data.
+EXTERNAL_DATA_BYTES = 1536 << 20
+
+
+def weight_files(model_dir: Path) -> list[Path]:
+    """model.safetensors, or the shards its index names (in name order, which the fingerprint relies on)."""
+    index = read_json(model_dir / WEIGHTS_INDEX)
+    if isinstance(index, dict):
+        return [model_dir / f for f in sorted(set(index["weight_map"].values()))]
+    if (model_dir / WEIGHTS_FILE).is_file():
+        return [model_dir / WEIGHTS_FILE]
+    raise FileNotFoundError(
+        f"{model_dir}: no {WEIGHTS_FILE} (pytorch_model.bin is not read: convert it to safetensors first)"
+    )
+
+
+def load_weights(files: list[Path]) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load_file  # local: only conversion needs it
+
+    weights: dict[str, np.ndarray] = {}
+    for f in files:
+        try:
+            weights.update(load_file(str(f)))
+        except TypeError as e:  # numpy has no bfloat16
+            raise ValueError(f"{f}: cannot read as numpy ({e}); save the weights as float32 or float16") from e
+    return weights
+
+
+def _write_manifest(dest: Path, fields: dict) -> None:
+    (dest / MANIFEST).write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
+
+
+def _save_onnx(model: onnx.ModelProto, path: Path, weight_bytes: int) -> None:
+    external = weight_bytes > EXTERNAL_DATA_BYTES
+    onnx.save_model(model, str(path), save_as_external_data=external, location=path.name + ".data")
+    onnx.checker.check_model(str(path))
+
+
+def _resolve_dest(out_dir: str | Path | None, name: str, fp: str) -> Path:
+    dest = Path(out_dir).expanduser().resolve() if out_dir is not None else cache.cache_dir_for(name, fp)
+    if not is_complete(dest, fp):
+        cache.check_replaceable(dest)
+    return dest
+
+
+def _convert(src: Path, out_dir, name: str | None) -> Path:
+    tx = transformer_dir(src)
+    config = read_json(tx / "config.json")
+    if not isinstance(config, dict):
+        raise FileNotFoundError(f"{tx}: no config.json")
+    if not (tx / TOKENIZER_FILE).is_file():
+        raise FileNotFoundError(f"{tx}: no {TOKENIZER_FILE} (a vocab.txt-only tokenizer is not supported)")
+    spec = spec_from_config(config)
+    files = weight_files(tx)
+    fp = fingerprint(files)
+    name = name or guess_name(src, config)
+    dest = _resolve_dest(out_dir, name, fp)
+    if is_complete(dest, fp):
+        return dest
+    weights = canonical_weights(load_weights(files))
+    if spec.kind == CROSS_ENCODER and num_labels(weights, spec) != 1:
+        raise ValueError(f"{src}: cross-encoder has {num_labels(weights, spec)} labels; the engine scores with 1")
+    model = build_graph(weights, spec)
+    weight_bytes = sum(a.nbytes for a in weights.values())
+    del weights
+    with cache.staging(dest, fp) as tmp:
+        _save_onnx(model, tmp / MODEL_FILE, weight_bytes)
+        shutil.copyfile(tx / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
+        _write_manifest(tmp, {
+            "name": name,
+            "kind": spec.kind,
+            "family": spec.family,
+            "dim": spec.hidden,
+            "pooling": pooling_of(src, spec.kind),
+            "normalize": normalize_of(src, spec.kind),
+            "max_length": max_length_of(src, config, spec.family),
+            "token_type_ids": spec.token_type_ids,
+            "fingerprint": fp,
+            "converter_version": CONVERTER_VERSION,
+        })
+    return dest
+
+
+def _onnx_io(model: onnx.ModelProto) -> tuple[set[str], str, int | None]:
+    """(input names, kind, last output dim) of a user's ONNX export, which must use the engine's names."""
+    inputs = {i.name for i in model.graph.input}
+    outputs = {o.name: o for o in model.graph.output}
+    missing = {"input_ids", "attention_mask"} - inputs
+    if missing:
+        raise ValueError(f"ONNX model lacks inputs {sorted(missing)} (has {sorted(inputs)})")
+    if "logits" in outputs:
+        kind, out = CROSS_ENCODER, outputs["logits"]
+    elif "last_hidden_state" in outputs:
+        kind, out = EMBEDDER, outputs["last_hidden_state"]
+    else:
+        raise ValueError(f"ONNX model needs an output named last_hidden_state or logits (has {sorted(outputs)})")
+    dims = out.type.tensor_type.shape.dim
+    last = dims[-1].dim_value if dims and dims[-1].HasField("dim_value") else None
+    return inputs, kind, last
+
+
+def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
+    config = read_json(src / "config.json")
+    config = config if isinstance(config, dict) else {}
+    model = onnx.load(str(src / MODEL_FILE), load_external_data=False)
+    inputs, kind, out_dim = _onnx_io(model)
+    if config.get("model_type"):
+        family = family_of(config)
+    else:  # no config: XLM-R ships a Unigram (SentencePiece) tokenizer, BERT a WordPiece one
+        tok = read_json(src / TOKENIZER_FILE) or {}
+        family = XLM_ROBERTA if tok.get("model", {}).get("type") == "Unigram" else BERT
+    dim = out_dim if kind == EMBEDDER else config.get("hidden_size")
+    if not dim:
+        raise ValueError(f"{src}: cannot tell the hidden size (no static output dim, no config.json hidden_size)")
+    fp = fingerprint([src / MODEL_FILE])
+    name = name or guess_name(src, config)
+    dest = _resolve_dest(out_dir, name, fp)
+    if is_complete(dest, fp):
+        return dest
+    extra = {e.value for t in model.graph.initializer if external_data_helper.uses_external_data(t)
+             for e in t.external_data if e.key == "location"}
+    with cache.staging(dest, fp) as tmp:
+        for f in [MODEL_FILE, TOKENIZER_FILE, *sorted(extra)]:
+            (tmp / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src / f, tmp / f)
+        _write_manifest(tmp, {
+            "name": name,
+            "kind": kind,
+            "family": family,
+            "dim": int(dim),
+            "pooling": pooling_of(src, kind),
+            "normalize": normalize_of(src, kind),
+            "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
+            "token_type_ids": "token_type_ids" in inputs,
+            "fingerprint": fp,
+            "converter_version": CONVERTER_VERSION,
+        })
+    return dest
+
+
+def _tokenizer_max_length(src: Path) -> int:
+    st = read_json(src / "sentence_bert_config.json")
+    if isinstance(st, dict) and st.get("max_seq_length"):
+        return int(st["max_seq_length"])
+    trunc = (read_json(src / TOKENIZER_FILE) or {}).get("truncation") or {}
+    return int(trunc.get("max_length") or 512)
+
+
+def build_model(src_dir: str | Path, out_dir: str | Path | None = None, name: str | None = None) -> Path:
+    """Convert (or adopt) the model in `src_dir`; return the directory holding model.onnx,
+    tokenizer.json and funes_model.json. `out_dir` defaults to `<models dir>/<safe name>-<fingerprint>`;
+    `name` defaults to the name the model card or config gives. A complete entry is reused as it is."""
+    src = Path(src_dir).expanduser().resolve()
+    if not src.is_dir():
+        raise FileNotFoundError(f"model directory not found: {src}")
+    has_weights = (transformer_dir(src) / WEIGHTS_FILE).is_file() or (transformer_dir(src) / WEIGHTS_INDEX).is_file()
+    if (src / MODEL_FILE).is_file() and (src / TOKENIZER_FILE).is_file() and not has_weights:
+        return _adopt_onnx(src, out_dir, name)
+    return _convert(src, out_dir, name)

@@ -1,0 +1,170 @@
+"""Build an opset-17 ONNX encoder graph straight from Hugging Face weight tensors (no torch).
+
+Graph (names follow the HF modules so an initializer can be traced back to its tensor):
+
+    input_ids ─ Gather(word) ┐
+    positions ─ Gather(pos)  ├ Add → LayerNormalization → N × layer → last_hidden_state  (embedder)
+    token types ─ Gather(tt) ┘                                      └ CLS → head → logits (cross-encoder)
+
+    layer: Q,K,V = MatMul+Add → [b,heads,s,d] → softmax(QKᵀ/√d + mask) V → dense → +x → LN
+           → dense → erf-GELU → dense → +x → LN
+
+BERT reads `token_type_ids` and uses positions 0..s-1. XLM-RoBERTa has no token-type input (row 0 of the
+table is added) and computes positions in the graph as RoBERTa does: m = (ids != pad),
+pos = cumsum(m) * m + pad, so padding keeps position `pad` and real tokens start at pad + 1.
+Linear weights are stored transposed ([in, out]) under their HF name, so MatMul needs no Transpose.
+Pooling and normalisation are not in the graph: the Rust engine pools `last_hidden_state` itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .spec import BERT, CROSS_ENCODER, EncoderSpec, num_labels, require
+
+OPSET = 17
+# IR 8 is the version that introduced opset 17; pinning it keeps the file loadable by older runtimes.
+IR_VERSION = 8
+# The additive mask value HF uses today (torch.finfo(float32).min); exp() of it is exactly 0.
+MASK_VALUE = float(np.finfo(np.float32).min)
+
+
+class _Builder:
+    """Collects nodes and initializers; every op returns the name of its single output."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+        self._names: set[str] = set()
+
+    def _unique(self, hint: str) -> str:
+        name, i = hint, 1
+        while name in self._names:
+            name, i = f"{hint}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def const(self, hint: str, value: np.ndarray) -> str:
+        name = self._unique(hint)
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))  # keeps 0-d scalars 0-d
+        return name
+
+    def op(self, op_type: str, inputs: list[str], hint: str, **attrs) -> str:
+        out = self._unique(hint)
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(self, x: str, w: Mapping[str, np.ndarray], prefix: str, shape: tuple[int, int]) -> str:
+        """x @ W.T + b for an HF Linear `prefix` whose weight is [out, in] = `shape`."""
+        weight = self.const(f"{prefix}.weight", require(w, f"{prefix}.weight", shape).T)
+        bias = self.const(f"{prefix}.bias", require(w, f"{prefix}.bias", (shape[0],)))
+        return self.op("Add", [self.op("MatMul", [x, weight], f"{prefix}/MatMul"), bias], f"{prefix}/Add")
+
+    def layer_norm(self, x: str, w: Mapping[str, np.ndarray], prefix: str, spec: EncoderSpec) -> str:
+        scale = self.const(f"{prefix}.weight", require(w, f"{prefix}.weight", (spec.hidden,)))
+        bias = self.const(f"{prefix}.bias", require(w, f"{prefix}.bias", (spec.hidden,)))
+        return self.op("LayerNormalization", [x, scale, bias], f"{prefix}/LN", axis=-1, epsilon=spec.eps)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+def _embeddings(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec) -> str:
+    h = spec.hidden
+    word = g.const("embeddings.word_embeddings.weight", require(w, "embeddings.word_embeddings.weight"))
+    table = require(w, "embeddings.position_embeddings.weight")
+    pos_table = g.const("embeddings.position_embeddings.weight", table)
+    tt_table = require(w, "embeddings.token_type_embeddings.weight")
+    x = g.op("Gather", [word, "input_ids"], "embeddings/word")
+    if spec.family == BERT:
+        # Rows 0..s-1 of the table as a Slice; [s, h] broadcasts over the batch. (Gather(Shape, scalar) +
+        # Range was tried first: ORT 1.32's graph optimiser rewrites it into a Slice with scalar starts and fails.)
+        seq_len = g.op("Slice", [g.op("Shape", ["input_ids"], "embeddings/shape"), g.const("one", _i64(1)),
+                                 g.const("two", _i64(2))], "embeddings/seq_len")  # [s], 1-D
+        pos = g.op("Slice", [pos_table, g.const("zero", _i64(0)), seq_len, g.const("rows", _i64(0))],
+                   "embeddings/position")
+        tt = g.op("Gather", [g.const("embeddings.token_type_embeddings.weight", tt_table), "token_type_ids"],
+                  "embeddings/token_type")
+    else:
+        pad = g.const("pad_token_id", _i64(spec.pad_token_id)[0])
+        real = g.op("Cast", [g.op("Not", [g.op("Equal", ["input_ids", pad], "embeddings/is_pad")], "embeddings/not_pad")],
+                    "embeddings/real", to=TensorProto.INT64)
+        cum = g.op("CumSum", [real, g.const("seq_axis", _i64(1)[0])], "embeddings/cumsum")
+        positions = g.op("Add", [g.op("Mul", [cum, real], "embeddings/masked_cumsum"), pad], "embeddings/positions")
+        pos = g.op("Gather", [pos_table, positions], "embeddings/position")  # [b, s, h]
+        tt = g.const("embeddings.token_type_embeddings.row0", tt_table[0].reshape(h))
+    x = g.op("Add", [g.op("Add", [x, pos], "embeddings/add_pos"), tt], "embeddings/sum")
+    return g.layer_norm(x, w, "embeddings.LayerNorm", spec)
+
+
+def _mask(g: _Builder) -> str:
+    """[b, s] int mask → additive [b, 1, 1, s]: 0 where attended, MASK_VALUE where padded."""
+    m = g.op("Cast", ["attention_mask"], "mask/float", to=TensorProto.FLOAT)
+    inv = g.op("Sub", [g.const("mask/one", np.float32(1.0)), m], "mask/inverted")
+    add = g.op("Mul", [inv, g.const("mask/value", np.float32(MASK_VALUE))], "mask/additive")
+    return g.op("Unsqueeze", [add, g.const("mask/axes", _i64(1, 2))], "mask/extended")
+
+
+def _layer(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str, mask: str, i: int) -> str:
+    p, h, inter = f"encoder.layer.{i}", spec.hidden, spec.intermediate
+    split = g.const(f"{p}/split_shape", _i64(0, 0, spec.heads, spec.head_dim))
+    merge = g.const(f"{p}/merge_shape", _i64(0, 0, h))
+
+    def heads(name: str, perm: list[int]) -> str:
+        y = g.linear(x, w, f"{p}.attention.self.{name}", (h, h))
+        return g.op("Transpose", [g.op("Reshape", [y, split], f"{p}/{name}/split")], f"{p}/{name}/heads", perm=perm)
+
+    q = heads("query", [0, 2, 1, 3])  # [b, heads, s, d]
+    k = heads("key", [0, 2, 3, 1])  # [b, heads, d, s]
+    v = heads("value", [0, 2, 1, 3])
+    scores = g.op("Div", [g.op("MatMul", [q, k], f"{p}/scores"), g.const(f"{p}/sqrt_d", np.float32(np.sqrt(spec.head_dim)))],
+                  f"{p}/scaled")
+    probs = g.op("Softmax", [g.op("Add", [scores, mask], f"{p}/masked")], f"{p}/probs", axis=-1)
+    ctx = g.op("Transpose", [g.op("MatMul", [probs, v], f"{p}/context")], f"{p}/context_t", perm=[0, 2, 1, 3])
+    ctx = g.op("Reshape", [ctx, merge], f"{p}/context_merged")
+    att = g.linear(ctx, w, f"{p}.attention.output.dense", (h, h))
+    x = g.layer_norm(g.op("Add", [att, x], f"{p}/attention_residual"), w, f"{p}.attention.output.LayerNorm", spec)
+    y = g.linear(x, w, f"{p}.intermediate.dense", (inter, h))
+    erf = g.op("Erf", [g.op("Div", [y, g.const(f"{p}/sqrt2", np.float32(np.sqrt(2.0)))], f"{p}/gelu/scaled")], f"{p}/gelu/erf")
+    gate = g.op("Mul", [g.op("Add", [erf, g.const(f"{p}/one", np.float32(1.0))], f"{p}/gelu/one_plus"),
+                        g.const(f"{p}/half", np.float32(0.5))], f"{p}/gelu/half")
+    y = g.op("Mul", [y, gate], f"{p}/gelu")
+    y = g.linear(y, w, f"{p}.output.dense", (h, inter))
+    return g.layer_norm(g.op("Add", [y, x], f"{p}/output_residual"), w, f"{p}.output.LayerNorm", spec)
+
+
+def _head(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str) -> str:
+    """Sequence-classification head on the first token: BERT pooler + classifier, or XLM-R classifier."""
+    h, labels = spec.hidden, num_labels(w, spec)
+    cls = g.op("Gather", [x, g.const("cls_index", _i64(0)[0])], "head/cls", axis=1)  # [b, h]
+    dense, out = ("pooler.dense", "classifier") if spec.family == BERT else ("classifier.dense", "classifier.out_proj")
+    pooled = g.op("Tanh", [g.linear(cls, w, dense, (h, h))], "head/tanh")
+    return g.linear(pooled, w, out, (labels, h))
+
+
+def build_graph(weights: Mapping[str, np.ndarray], spec: EncoderSpec) -> onnx.ModelProto:
+    """The ONNX model for `spec` from canonical (prefix-free, float32) weights; see the module doc."""
+    g = _Builder()
+    x = _embeddings(g, weights, spec)
+    mask = _mask(g)
+    for i in range(spec.layers):
+        x = _layer(g, weights, spec, x, mask, i)
+    dims = ["batch", "sequence"]
+    inputs = ["input_ids", "attention_mask"] + (["token_type_ids"] if spec.token_type_ids else [])
+    graph_inputs = [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in inputs]
+    if spec.kind == CROSS_ENCODER:
+        out = g.op("Identity", [_head(g, weights, spec, x)], "logits")
+        output = helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", num_labels(weights, spec)])
+    else:
+        out = g.op("Identity", [x], "last_hidden_state")
+        output = helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", "sequence", spec.hidden])
+    graph = helper.make_graph(g.nodes, f"funes_{spec.family}_{spec.kind}", graph_inputs, [output], g.inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="funes_py.convert")
+    model.ir_version = IR_VERSION
+    return model
+
