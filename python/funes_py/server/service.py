@@ -1,0 +1,257 @@
+"""The recall service's state and its three operations: recall (read), store and forget (write).
+
+Placement: this file decides what an operation does (which tenant, which limits, what the agent sees on
+failure); `tenants` keeps engines warm, `indexer` decides when to index, `passages` renders, `turns`
+validates, and the HTTP and MCP surfaces (`routes`, `mcp_tool`) only translate to and from these calls.
+
+Threads: recalls run on a pool of `max_concurrent_recalls` threads (more wait in its queue), index runs
+and forgets on a pool of `index_workers` threads, engine opening and closing on asyncio's default pool.
+Every engine call releases the GIL, so these pools are the service's parallelism and the event loop
+stays free for HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+import os
+import re
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from .auth import TENANT_HEX_CHARS, tenant_id
+from .config import ServiceConfig
+from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
+from .passages import EMPTY_QUERY, NO_MEMORY, UNAVAILABLE, render
+from .tenants import TenantRegistry
+from .turns import Conversation
+
+log = logging.getLogger("funes_py.server")
+
+_TENANT_DIR_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")
+_SHUTDOWN_GRACE_S = 30.0
+
+
+class Service:
+    def __init__(self, config: ServiceConfig, models: Any = None):
+        self.config = config
+        self._models = models
+        self.ready = False
+        self.registry: TenantRegistry | None = None
+        self.scheduler: IndexScheduler | None = None
+        self._recall_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._index_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._index_slots: asyncio.Semaphore | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self._recall_kwargs = _recall_kwargs(config)
+
+    # --- lifecycle --------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Load the models (once, before the first request), then queue recovery of interrupted indexing."""
+        from funes_py import Engine, Models  # the engine package; imported here so tests of pure parts need no model
+
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        if self._models is None:
+            t0 = time.perf_counter()
+            self._models = await asyncio.to_thread(Models.load)
+            log.info("models loaded in %.1f s", time.perf_counter() - t0)
+        models = self._models
+        self.registry = TenantRegistry(
+            cfg.data_dir, lambda home: Engine(home, models=models), cfg.max_open_tenants, cfg.tenant_idle_s
+        )
+        self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
+        self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
+        self._index_pool = concurrent.futures.ThreadPoolExecutor(cfg.index_workers, "funes-index")
+        self._index_slots = asyncio.Semaphore(cfg.index_workers)
+        self._recover()
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        self.ready = True
+
+    async def stop(self) -> None:
+        self.ready = False
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        if self.scheduler is not None:
+            await self.scheduler.stop(_SHUTDOWN_GRACE_S)
+        if self.registry is not None:
+            await self.registry.close_all()
+        for pool in (self._recall_pool, self._index_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    def health(self) -> dict[str, Any]:
+        if not self.ready or self.registry is None or self.scheduler is None:
+            return {"status": "starting"}
+        return {
+            "status": "ready",
+            "open_tenants": self.registry.open_count,
+            "index_runs": self.scheduler.runs_started,
+            "index_runs_failed": self.scheduler.runs_failed,
+            "indexing": self.scheduler.busy,
+        }
+
+    # --- read -------------------------------------------------------------------------------------
+    async def recall_text(self, user: str, query: str) -> str:
+        """The tool's answer for `user`. Never raises: a failure is logged and the agent is told to go on."""
+        tenant = tenant_id(user)
+        query = " ".join(query.split())[: self.config.recall_max_query_chars]
+        if not query:
+            return EMPTY_QUERY
+        try:
+            assert self.registry is not None
+            if not self.registry.has_memory(tenant):
+                return NO_MEMORY
+            async with asyncio.timeout(self.config.recall_timeout_s):
+                hits = await self._recall(tenant, query)
+            return render(hits, self.config.recall_max_chars)
+        except TimeoutError:
+            log.warning("recall timed out after %.1f s tenant=%s", self.config.recall_timeout_s, tenant)
+        except Exception:
+            log.exception("recall failed tenant=%s", tenant)
+        return UNAVAILABLE
+
+    async def _recall(self, tenant: str, query: str) -> list[Any]:
+        assert self.registry is not None and self._recall_pool is not None
+        loop = asyncio.get_running_loop()
+        engine, release = await self.registry.acquire(tenant)
+        try:
+            work = self._recall_pool.submit(functools.partial(engine.recall, query, **self._recall_kwargs))
+        except BaseException:
+            release()
+            raise
+        # The engine stays leased until the thread is done with it, even when the caller has timed out.
+        work.add_done_callback(lambda _: loop.call_soon_threadsafe(release))
+        try:
+            return await asyncio.shield(asyncio.wrap_future(work))
+        except asyncio.CancelledError:
+            work.cancel()  # still queued: never runs; already running: finishes, and its result is dropped
+            raise
+
+    # --- write ------------------------------------------------------------------------------------
+    async def store(self, conv: Conversation) -> None:
+        """Write the conversation's source file atomically and schedule its indexing."""
+        assert self.registry is not None and self.scheduler is not None
+        tenant = tenant_id(conv.user)
+        path = self.registry.paths(tenant).conversation(conv.conversation_id)
+        token = self.scheduler.begin_write(tenant)
+        done = False
+        try:
+            await asyncio.to_thread(_write_atomic, path, conv.lines)
+            done = True
+        finally:
+            self.scheduler.end_write(tenant, token, conv.conversation_id if done and conv.lines else None)
+
+    async def forget(self, user: str, conversation_id: str) -> tuple[bool, int]:
+        """Remove a conversation's source file and purge its rows: (found, rows removed)."""
+        assert self.registry is not None and self.scheduler is not None and self._index_pool is not None
+        tenant = tenant_id(user)
+        paths = self.registry.paths(tenant)
+        async with self.scheduler.lock(tenant):  # no index run re-adds it while we purge
+            self.scheduler.discard(tenant, conversation_id)
+            had_file = await asyncio.to_thread(_unlink, paths.conversation(conversation_id))
+            rows, had_rows = 0, False
+            if self.registry.has_memory(tenant):
+                loop = asyncio.get_running_loop()
+                async with self.registry.lease(tenant) as engine:
+                    report = await loop.run_in_executor(self._index_pool, engine.forget, conversation_id)
+                rows, had_rows = int(report.rows_removed), bool(report.found)
+        if had_file or had_rows:
+            log.info("forgot conversation tenant=%s rows=%d", tenant, rows)
+        return had_file or had_rows, rows
+
+    async def _index_run(self, tenant: str, conversation_ids: set[str] | None) -> None:
+        assert self.registry is not None and self._index_pool is not None and self._index_slots is not None
+        paths = self.registry.paths(tenant)
+        if conversation_ids is None:
+            targets = [paths.src] if paths.src.is_dir() else []
+        else:
+            targets = [p for p in map(paths.conversation, sorted(conversation_ids)) if p.exists()]
+        if not targets:
+            return
+        loop = asyncio.get_running_loop()
+        async with self._index_slots:  # bounds open engines and CPU when many tenants index at once
+            log.info("index run started tenant=%s targets=%s", tenant,
+                     "all" if conversation_ids is None else len(targets))
+            t0 = time.perf_counter()
+            added = skipped = bad = 0
+            async with self.registry.lease(tenant) as engine:
+                for target in targets:
+                    report = await loop.run_in_executor(self._index_pool, engine.index, str(target))
+                    added += report.chunks_added
+                    skipped += report.chunks_skipped
+                    bad += report.bad_lines
+        log.info("index run done tenant=%s chunks_added=%d chunks_skipped=%d bad_lines=%d in %.2f s",
+                 tenant, added, skipped, bad, time.perf_counter() - t0)
+
+    def _write_stamp(self, tenant: str, stamp: int | None) -> None:
+        assert self.registry is not None
+        write_stamp(self.registry.paths(tenant).stamp, stamp)
+
+    # --- start-up recovery and upkeep -------------------------------------------------------------
+    def _recover(self) -> None:
+        """Queue an index run for every tenant whose src/ holds files newer than its stamp."""
+        assert self.registry is not None and self.scheduler is not None
+        for root in sorted(self.config.data_dir.iterdir()):
+            if not _TENANT_DIR_RE.fullmatch(root.name):
+                continue
+            paths = self.registry.paths(root.name)
+            if not paths.src.is_dir():
+                continue
+            for tmp in paths.src.glob(".*.tmp"):  # a write cut short by a kill; its rename never happened
+                tmp.unlink(missing_ok=True)
+            stale = stale_conversations(paths.src, read_stamp(paths.stamp))
+            if stale is None:
+                if any(paths.src.glob("*.funes.jsonl")):
+                    log.info("recovering tenant=%s: no stamp, indexing all of src/", root.name)
+                    self.scheduler.schedule_all(root.name)
+            elif stale:
+                log.info("recovering tenant=%s: %d conversation(s) newer than the stamp", root.name, len(stale))
+                self.scheduler.schedule(root.name, stale)
+
+    async def _sweep(self) -> None:
+        assert self.registry is not None
+        period = max(1.0, min(60.0, self.config.tenant_idle_s / 2))
+        while True:
+            await asyncio.sleep(period)
+            self.registry.sweep_idle()
+
+
+def _recall_kwargs(cfg: ServiceConfig) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"k": cfg.recall_k, "candidates": cfg.recall_candidates, "rerank": cfg.recall_rerank}
+    if cfg.recall_min_similarity is not None:
+        kwargs["min_similarity"] = cfg.recall_min_similarity
+    if cfg.recall_neighbors is not None:
+        kwargs["neighbors"] = cfg.recall_neighbors
+    if cfg.recall_half_life_days is not None:
+        kwargs["half_life_days"] = cfg.recall_half_life_days
+    return kwargs
+
+
+def _write_atomic(path: Path, lines: list[str]) -> None:
+    """Write to a temporary file beside `path`, fsync, rename: a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(line)
+                f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _unlink(path: Path) -> bool:
+    try:
+        path.unlink()
+        return True
+    except FileNotFoundError:
+        return False

@@ -1,0 +1,163 @@
+"""Tenant -> warm engine: open on first use, keep open, close idle or least recently used ones past a cap.
+
+Layout of one tenant, `DATA/<tenant_id>/`:
+    src/<conversation_id>.funes.jsonl   what the ingest route stored (the source of truth)
+    memory/                             the Engine home (a Lance dataset), rebuilt from src/ if lost
+    indexed.stamp                       when the last complete index run started (see indexer.py)
+
+Engines are opened and closed on worker threads, so a tenant that takes a second to open never stalls
+another tenant's recall on the event loop. An engine in use (leased) is never closed; the cap is then
+exceeded for as long as the lease lasts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("funes_py.server")
+
+
+@dataclass(frozen=True)
+class TenantPaths:
+    root: Path
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def stamp(self) -> Path:
+        return self.root / "indexed.stamp"
+
+    def conversation(self, conversation_id: str) -> Path:
+        return self.src / f"{conversation_id}.funes.jsonl"
+
+
+@dataclass
+class _Entry:
+    engine: Any
+    refs: int = 0
+    last_used: float = 0.0
+    fresh: bool = True  # opened, not yet leased by the caller that asked for it: not evicted for the cap
+
+
+class TenantRegistry:
+    """Warm engines by tenant id. `open_engine(home)` builds one (Engine(home, models=models) in service)."""
+
+    def __init__(self, data_dir: Path, open_engine: Callable[[Path], Any], max_open: int, idle_s: float):
+        self.data_dir = data_dir
+        self._open_engine = open_engine
+        self._max_open = max_open
+        self._idle_s = idle_s
+        self._open: OrderedDict[str, _Entry] = OrderedDict()
+        self._opening: dict[str, asyncio.Task[_Entry]] = {}
+        self._closing: dict[str, asyncio.Task[None]] = {}
+
+    def paths(self, tenant: str) -> TenantPaths:
+        return TenantPaths(self.data_dir / tenant)
+
+    def has_memory(self, tenant: str) -> bool:
+        return self.paths(tenant).memory.is_dir()
+
+    @property
+    def open_count(self) -> int:
+        return len(self._open)
+
+    async def acquire(self, tenant: str) -> tuple[Any, Callable[[], None]]:
+        """The tenant's engine and a release function; the engine stays open until release is called.
+
+        Safe to cancel: an engine being opened finishes opening in the background and is kept, so a
+        timed-out first call leaves a warm tenant for the next one, not a leaked engine.
+        """
+        entry = self._open.get(tenant)
+        if entry is None:
+            task = self._opening.get(tenant)
+            if task is None:
+                task = asyncio.get_running_loop().create_task(self._open_tenant(tenant))
+                self._opening[tenant] = task
+            entry = await asyncio.shield(task)
+        else:
+            self._open.move_to_end(tenant)
+        entry.refs += 1
+        entry.fresh = False
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            entry.refs -= 1
+            entry.last_used = time.monotonic()
+            self._evict_over_cap()
+
+        return entry.engine, release
+
+    @contextlib.asynccontextmanager
+    async def lease(self, tenant: str) -> AsyncIterator[Any]:
+        """The tenant's engine, opened if needed and kept open at least until the block ends."""
+        engine, release = await self.acquire(tenant)
+        try:
+            yield engine
+        finally:
+            release()
+
+    async def _open_tenant(self, tenant: str) -> _Entry:
+        try:
+            closing = self._closing.get(tenant)
+            if closing is not None:  # never two engines on one memory: let the old one finish closing
+                await asyncio.wait([closing])
+            engine = await asyncio.to_thread(self._open_engine, self.paths(tenant).memory)
+            log.info("opened tenant=%s", tenant)
+            entry = _Entry(engine, last_used=time.monotonic())
+            self._open[tenant] = entry
+            self._evict_over_cap()
+            return entry
+        finally:
+            self._opening.pop(tenant, None)
+
+    def _evict_over_cap(self) -> None:
+        excess = len(self._open) - self._max_open
+        if excess <= 0:
+            return
+        for tenant in [t for t, e in self._open.items() if e.refs == 0 and not e.fresh][:excess]:
+            self._close(tenant, "over cap")
+
+    def sweep_idle(self) -> None:
+        """Close engines unused for longer than the idle limit."""
+        now = time.monotonic()
+        for tenant in [t for t, e in self._open.items() if e.refs == 0 and now - e.last_used > self._idle_s]:
+            self._close(tenant, "idle")
+
+    def _close(self, tenant: str, why: str) -> None:
+        entry = self._open.pop(tenant)
+
+        async def close() -> None:
+            try:
+                await asyncio.to_thread(entry.engine.close)
+                log.info("closed tenant=%s (%s)", tenant, why)
+            except Exception:
+                log.exception("closing tenant=%s failed", tenant)
+            finally:
+                if self._closing.get(tenant) is asyncio.current_task():
+                    del self._closing[tenant]
+
+        self._closing[tenant] = asyncio.get_running_loop().create_task(close())
+
+    async def close_all(self) -> None:
+        for tenant in list(self._open):
+            self._close(tenant, "shutdown")
+        if self._closing:
+            await asyncio.gather(*self._closing.values(), return_exceptions=True)

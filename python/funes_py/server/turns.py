@@ -1,0 +1,112 @@
+"""The ingest body -> `.funes.jsonl` lines (pure: validation, secret masking, the pasted-recall rule).
+
+Body: {"user": str, "conversation_id": str, "turns": [{"id"?: str, "role": str, "text": str, "ts": ISO-8601}]},
+the whole conversation so far. Each turn i becomes one line
+{"session_id": conversation_id, "turn_uuid": id or f"{conversation_id}-{i}", "seq": i, "ts": ..., "role": ...,
+ "harness": "gateway", "blocks": [{"block_type": "text", "text": ...}]}.
+`seq` is the turn's position in the body even when earlier turns are skipped, so a resend of the same
+conversation produces the same lines and the engine sees nothing new.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .passages import strip_pasted_recall
+from .redact import mask_secrets
+
+CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
+MAX_USER_CHARS = 512
+HARNESS = "gateway"
+# Roles that become memories. Others ("tool", "system", ...) are accepted and not stored: tool output,
+# this service's own answers included, is not something the user said.
+STORED_ROLES = ("user", "assistant")
+
+
+class BadRequest(ValueError):
+    """The body is not acceptable; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Conversation:
+    user: str
+    conversation_id: str
+    lines: list[str]  # .funes.jsonl lines, without newlines
+    skipped: int  # turns not stored (other roles, empty after masking, pasted recall output)
+
+
+def parse_ts(value: Any, where: str) -> str:
+    """ISO-8601 -> 'YYYY-MM-DDTHH:MM:SS(.ffffff)Z' in UTC; a time without zone is taken as UTC."""
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest(f"{where}: required, an ISO-8601 timestamp")
+    try:
+        t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise BadRequest(f"{where}: {value[:40]!r} is not an ISO-8601 timestamp") from None
+    t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+    return t.isoformat().replace("+00:00", "Z")
+
+
+def require_user(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise BadRequest("user: required, a non-empty string")
+    if len(value) > MAX_USER_CHARS:
+        raise BadRequest(f"user: longer than {MAX_USER_CHARS} characters")
+    return value
+
+
+def require_conversation_id(value: Any) -> str:
+    if not isinstance(value, str) or not CONVERSATION_ID_RE.fullmatch(value):
+        raise BadRequest("conversation_id: required, 1 to 128 of A-Z a-z 0-9 _ -")
+    return value
+
+
+def parse_body(body: Any, mask: bool) -> Conversation:
+    """Validate an ingest body and convert it; raises BadRequest naming the first bad field."""
+    if not isinstance(body, dict):
+        raise BadRequest("body: expected a JSON object")
+    user = require_user(body.get("user"))
+    cid = require_conversation_id(body.get("conversation_id"))
+    turns = body.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise BadRequest("turns: required, a non-empty list")
+
+    lines: list[str] = []
+    skipped = 0
+    for i, turn in enumerate(turns):
+        where = f"turns[{i}]"
+        if not isinstance(turn, dict):
+            raise BadRequest(f"{where}: expected an object")
+        role, text, tid = turn.get("role"), turn.get("text"), turn.get("id")
+        if not isinstance(role, str) or not role.strip():
+            raise BadRequest(f"{where}.role: required, a non-empty string")
+        if not isinstance(text, str):
+            raise BadRequest(f"{where}.text: required, a string")
+        ts = parse_ts(turn.get("ts"), f"{where}.ts")
+        if tid is not None and (not isinstance(tid, str) or not tid.strip() or len(tid) > 256):
+            raise BadRequest(f"{where}.id: when given, a non-empty string of at most 256 characters")
+
+        role = role.strip().lower()
+        if role not in STORED_ROLES:
+            skipped += 1
+            continue
+        kept: str | None = mask_secrets(text) if mask else text
+        if role == "assistant":
+            kept = strip_pasted_recall(kept)
+        if kept is None or not kept.strip():
+            skipped += 1
+            continue
+        lines.append(json.dumps({
+            "session_id": cid,
+            "turn_uuid": tid or f"{cid}-{i}",
+            "seq": i,
+            "ts": ts,
+            "role": role,
+            "harness": HARNESS,
+            "blocks": [{"block_type": "text", "text": kept}],
+        }, ensure_ascii=False))
+    return Conversation(user, cid, lines, skipped)
