@@ -28,7 +28,9 @@ def _load(tmp_path, family, kind):
 def _run(weights, spec: EncoderSpec, ids, mask, token_types=None):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
-    sess = ort.InferenceSession(build_graph(weights, spec).SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(
+        build_graph(weights, spec).SerializeToString(), opts, providers=["CPUExecutionProvider"]
+    )
     feed = {"input_ids": ids, "attention_mask": mask}
     if spec.token_type_ids:
         feed["token_type_ids"] = np.zeros_like(ids) if token_types is None else token_types

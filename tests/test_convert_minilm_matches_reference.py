@@ -46,7 +46,8 @@ def _session(model_dir, level):
 
 
 @pytest.mark.parametrize(
-    "level", [ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL],
+    "level",
+    [ort.GraphOptimizationLevel.ORT_DISABLE_ALL, ort.GraphOptimizationLevel.ORT_ENABLE_ALL],
     ids=["unoptimised", "ort-fused"],
 )
 def test_last_hidden_state_matches_numpy_reference(minilm, level):

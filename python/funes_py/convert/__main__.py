@@ -16,8 +16,12 @@ from .registry import list_models
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m funes_py.convert", description=__doc__.splitlines()[0])
-    parser.add_argument("src_dir", nargs="?", help="HF model directory (config.json, model.safetensors, tokenizer.json)"
-                        " or a directory with model.onnx + tokenizer.json")
+    parser.add_argument(
+        "src_dir",
+        nargs="?",
+        help="HF model directory (config.json, model.safetensors, tokenizer.json)"
+        " or a directory with model.onnx + tokenizer.json",
+    )
     parser.add_argument("--out", help="output directory (default: the models cache, $FUNES_MODELS_DIR)")
     parser.add_argument("--name", help="model name recorded in funes_model.json (default: from the model card)")
     parser.add_argument("--list", action="store_true", help="list shipped and cached models and exit")

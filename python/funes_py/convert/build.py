@@ -106,18 +106,21 @@ def _convert(src: Path, out_dir, name: str | None) -> Path:
     with cache.staging(dest, fp) as tmp:
         _save_onnx(model, tmp / MODEL_FILE, weight_bytes)
         shutil.copyfile(tx / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
-        _write_manifest(tmp, {
-            "name": name,
-            "kind": spec.kind,
-            "family": spec.family,
-            "dim": spec.hidden,
-            "pooling": pooling_of(src, spec.kind),
-            "normalize": normalize_of(src, spec.kind),
-            "max_length": max_length_of(src, config, spec.family),
-            "token_type_ids": spec.token_type_ids,
-            "fingerprint": fp,
-            "converter_version": CONVERTER_VERSION,
-        })
+        _write_manifest(
+            tmp,
+            {
+                "name": name,
+                "kind": spec.kind,
+                "family": spec.family,
+                "dim": spec.hidden,
+                "pooling": pooling_of(src, spec.kind),
+                "normalize": normalize_of(src, spec.kind),
+                "max_length": max_length_of(src, config, spec.family),
+                "token_type_ids": spec.token_type_ids,
+                "fingerprint": fp,
+                "converter_version": CONVERTER_VERSION,
+            },
+        )
     return dest
 
 
@@ -157,24 +160,32 @@ def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
     dest = _resolve_dest(out_dir, name, fp)
     if is_complete(dest, fp):
         return dest
-    extra = {e.value for t in model.graph.initializer if external_data_helper.uses_external_data(t)
-             for e in t.external_data if e.key == "location"}
+    extra = {
+        e.value
+        for t in model.graph.initializer
+        if external_data_helper.uses_external_data(t)
+        for e in t.external_data
+        if e.key == "location"
+    }
     with cache.staging(dest, fp) as tmp:
         for f in [MODEL_FILE, TOKENIZER_FILE, *sorted(extra)]:
             (tmp / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src / f, tmp / f)
-        _write_manifest(tmp, {
-            "name": name,
-            "kind": kind,
-            "family": family,
-            "dim": int(dim),
-            "pooling": pooling_of(src, kind),
-            "normalize": normalize_of(src, kind),
-            "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
-            "token_type_ids": "token_type_ids" in inputs,
-            "fingerprint": fp,
-            "converter_version": CONVERTER_VERSION,
-        })
+        _write_manifest(
+            tmp,
+            {
+                "name": name,
+                "kind": kind,
+                "family": family,
+                "dim": int(dim),
+                "pooling": pooling_of(src, kind),
+                "normalize": normalize_of(src, kind),
+                "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
+                "token_type_ids": "token_type_ids" in inputs,
+                "fingerprint": fp,
+                "converter_version": CONVERTER_VERSION,
+            },
+        )
     return dest
 
 

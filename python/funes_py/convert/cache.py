@@ -18,13 +18,13 @@ from pathlib import Path
 
 from .manifest import is_complete, read_manifest
 
-MODELS_DIR_ENV = "FUNES_MODELS_DIR"
-DEFAULT_MODELS_DIR = Path("~/.cache/funes_py/models")
-
 
 def models_dir() -> Path:
-    """Read at every call (not at import) so a test or a caller can point it elsewhere."""
-    return Path(os.environ.get(MODELS_DIR_ENV) or DEFAULT_MODELS_DIR).expanduser()
+    """$FUNES_MODELS_DIR or ~/.cache/funes_py/models, through `funes_py.config` (the one reader of FUNES_*
+    variables), read at every call so a test or a caller can point it elsewhere."""
+    from ..config import settings  # stdlib-only module: no Rust extension needed
+
+    return settings().models_dir
 
 
 def safe_name(name: str) -> str:

@@ -74,6 +74,10 @@ def _i64(*values: int) -> np.ndarray:
     return np.array(values, dtype=np.int64)
 
 
+def _scalar(value: int) -> np.ndarray:
+    return np.array(value, dtype=np.int64)  # 0-d: Gather index, CumSum axis, pad id
+
+
 def _embeddings(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec) -> str:
     h = spec.hidden
     word = g.const("embeddings.word_embeddings.weight", require(w, "embeddings.word_embeddings.weight"))
@@ -84,17 +88,28 @@ def _embeddings(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec) -> 
     if spec.family == BERT:
         # Rows 0..s-1 of the table as a Slice; [s, h] broadcasts over the batch. (Gather(Shape, scalar) +
         # Range was tried first: ORT 1.32's graph optimiser rewrites it into a Slice with scalar starts and fails.)
-        seq_len = g.op("Slice", [g.op("Shape", ["input_ids"], "embeddings/shape"), g.const("one", _i64(1)),
-                                 g.const("two", _i64(2))], "embeddings/seq_len")  # [s], 1-D
-        pos = g.op("Slice", [pos_table, g.const("zero", _i64(0)), seq_len, g.const("rows", _i64(0))],
-                   "embeddings/position")
-        tt = g.op("Gather", [g.const("embeddings.token_type_embeddings.weight", tt_table), "token_type_ids"],
-                  "embeddings/token_type")
+        seq_len = g.op(
+            "Slice",
+            [g.op("Shape", ["input_ids"], "embeddings/shape"), g.const("one", _i64(1)), g.const("two", _i64(2))],
+            "embeddings/seq_len",
+        )  # [s], 1-D
+        pos = g.op(
+            "Slice", [pos_table, g.const("zero", _i64(0)), seq_len, g.const("rows", _i64(0))], "embeddings/position"
+        )
+        tt = g.op(
+            "Gather",
+            [g.const("embeddings.token_type_embeddings.weight", tt_table), "token_type_ids"],
+            "embeddings/token_type",
+        )
     else:
-        pad = g.const("pad_token_id", _i64(spec.pad_token_id)[0])
-        real = g.op("Cast", [g.op("Not", [g.op("Equal", ["input_ids", pad], "embeddings/is_pad")], "embeddings/not_pad")],
-                    "embeddings/real", to=TensorProto.INT64)
-        cum = g.op("CumSum", [real, g.const("seq_axis", _i64(1)[0])], "embeddings/cumsum")
+        pad = g.const("pad_token_id", _scalar(spec.pad_token_id))
+        real = g.op(
+            "Cast",
+            [g.op("Not", [g.op("Equal", ["input_ids", pad], "embeddings/is_pad")], "embeddings/not_pad")],
+            "embeddings/real",
+            to=TensorProto.INT64,
+        )
+        cum = g.op("CumSum", [real, g.const("seq_axis", _scalar(1))], "embeddings/cumsum")
         positions = g.op("Add", [g.op("Mul", [cum, real], "embeddings/masked_cumsum"), pad], "embeddings/positions")
         pos = g.op("Gather", [pos_table, positions], "embeddings/position")  # [b, s, h]
         tt = g.const("embeddings.token_type_embeddings.row0", tt_table[0].reshape(h))
@@ -122,17 +137,28 @@ def _layer(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str, 
     q = heads("query", [0, 2, 1, 3])  # [b, heads, s, d]
     k = heads("key", [0, 2, 3, 1])  # [b, heads, d, s]
     v = heads("value", [0, 2, 1, 3])
-    scores = g.op("Div", [g.op("MatMul", [q, k], f"{p}/scores"), g.const(f"{p}/sqrt_d", np.float32(np.sqrt(spec.head_dim)))],
-                  f"{p}/scaled")
+    scores = g.op(
+        "Div",
+        [g.op("MatMul", [q, k], f"{p}/scores"), g.const(f"{p}/sqrt_d", np.float32(np.sqrt(spec.head_dim)))],
+        f"{p}/scaled",
+    )
     probs = g.op("Softmax", [g.op("Add", [scores, mask], f"{p}/masked")], f"{p}/probs", axis=-1)
     ctx = g.op("Transpose", [g.op("MatMul", [probs, v], f"{p}/context")], f"{p}/context_t", perm=[0, 2, 1, 3])
     ctx = g.op("Reshape", [ctx, merge], f"{p}/context_merged")
     att = g.linear(ctx, w, f"{p}.attention.output.dense", (h, h))
     x = g.layer_norm(g.op("Add", [att, x], f"{p}/attention_residual"), w, f"{p}.attention.output.LayerNorm", spec)
     y = g.linear(x, w, f"{p}.intermediate.dense", (inter, h))
-    erf = g.op("Erf", [g.op("Div", [y, g.const(f"{p}/sqrt2", np.float32(np.sqrt(2.0)))], f"{p}/gelu/scaled")], f"{p}/gelu/erf")
-    gate = g.op("Mul", [g.op("Add", [erf, g.const(f"{p}/one", np.float32(1.0))], f"{p}/gelu/one_plus"),
-                        g.const(f"{p}/half", np.float32(0.5))], f"{p}/gelu/half")
+    erf = g.op(
+        "Erf", [g.op("Div", [y, g.const(f"{p}/sqrt2", np.float32(np.sqrt(2.0)))], f"{p}/gelu/scaled")], f"{p}/gelu/erf"
+    )
+    gate = g.op(
+        "Mul",
+        [
+            g.op("Add", [erf, g.const(f"{p}/one", np.float32(1.0))], f"{p}/gelu/one_plus"),
+            g.const(f"{p}/half", np.float32(0.5)),
+        ],
+        f"{p}/gelu/half",
+    )
     y = g.op("Mul", [y, gate], f"{p}/gelu")
     y = g.linear(y, w, f"{p}.output.dense", (h, inter))
     return g.layer_norm(g.op("Add", [y, x], f"{p}/output_residual"), w, f"{p}.output.LayerNorm", spec)
@@ -141,7 +167,7 @@ def _layer(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str, 
 def _head(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str) -> str:
     """Sequence-classification head on the first token: BERT pooler + classifier, or XLM-R classifier."""
     h, labels = spec.hidden, num_labels(w, spec)
-    cls = g.op("Gather", [x, g.const("cls_index", _i64(0)[0])], "head/cls", axis=1)  # [b, h]
+    cls = g.op("Gather", [x, g.const("cls_index", _scalar(0))], "head/cls", axis=1)  # [b, h]
     dense, out = ("pooler.dense", "classifier") if spec.family == BERT else ("classifier.dense", "classifier.out_proj")
     pooled = g.op("Tanh", [g.linear(cls, w, dense, (h, h))], "head/tanh")
     return g.linear(pooled, w, out, (labels, h))
@@ -167,4 +193,3 @@ def build_graph(weights: Mapping[str, np.ndarray], spec: EncoderSpec) -> onnx.Mo
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="funes_py.convert")
     model.ir_version = IR_VERSION
     return model
-

@@ -48,12 +48,20 @@ def _fill(tokens: list[str], size: int | None, filler) -> list[str]:
 
 
 def _special(content: str, i: int) -> dict:
-    return {"id": i, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
-            "normalized": False, "special": True}
+    return {
+        "id": i,
+        "content": content,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    }
 
 
 def _template(cls: str, sep: str, cls_id: int, sep_id: int, pair_type: int, double_sep: bool) -> dict:
     """`cls A sep` and `cls A sep [sep] B sep`, segment B with token type `pair_type`."""
+
     def tok(t: str, type_id: int) -> dict:
         return {"SpecialToken": {"id": t, "type_id": type_id}}
 
@@ -63,10 +71,18 @@ def _template(cls: str, sep: str, cls_id: int, sep_id: int, pair_type: int, doub
     return {
         "type": "TemplateProcessing",
         "single": [tok(cls, 0), seq("A", 0), tok(sep, 0)],
-        "pair": [tok(cls, 0), seq("A", 0), tok(sep, 0), *([tok(sep, pair_type)] if double_sep else []),
-                 seq("B", pair_type), tok(sep, pair_type)],
-        "special_tokens": {cls: {"id": cls, "ids": [cls_id], "tokens": [cls]},
-                           sep: {"id": sep, "ids": [sep_id], "tokens": [sep]}},
+        "pair": [
+            tok(cls, 0),
+            seq("A", 0),
+            tok(sep, 0),
+            *([tok(sep, pair_type)] if double_sep else []),
+            seq("B", pair_type),
+            tok(sep, pair_type),
+        ],
+        "special_tokens": {
+            cls: {"id": cls, "ids": [cls_id], "tokens": [cls]},
+            sep: {"id": sep, "ids": [sep_id], "tokens": [sep]},
+        },
     }
 
 
@@ -74,15 +90,27 @@ def bert_tokenizer_json(vocab: list[str]) -> dict:
     """Uncased WordPiece as bert-base-uncased's tokenizer.json has it: [CLS] A [SEP] / [CLS] A [SEP] B [SEP]."""
     ids = {t: i for i, t in enumerate(vocab)}
     return {
-        "version": "1.0", "truncation": None, "padding": None,
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
         "added_tokens": [_special(t, ids[t]) for t in ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")],
-        "normalizer": {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
-                       "strip_accents": None, "lowercase": True},
+        "normalizer": {
+            "type": "BertNormalizer",
+            "clean_text": True,
+            "handle_chinese_chars": True,
+            "strip_accents": None,
+            "lowercase": True,
+        },
         "pre_tokenizer": {"type": "BertPreTokenizer"},
         "post_processor": _template("[CLS]", "[SEP]", ids["[CLS]"], ids["[SEP]"], pair_type=1, double_sep=False),
         "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                  "max_input_chars_per_word": 100, "vocab": ids},
+        "model": {
+            "type": "WordPiece",
+            "unk_token": "[UNK]",
+            "continuing_subword_prefix": "##",
+            "max_input_chars_per_word": 100,
+            "vocab": ids,
+        },
     }
 
 
@@ -100,7 +128,9 @@ def xlmr_tokenizer_json(size: int | None) -> dict:
     mask_id = len(vocab) - 1
     metaspace = {"type": "Metaspace", "replacement": meta, "prepend_scheme": "always", "split": True}
     return {
-        "version": "1.0", "truncation": None, "padding": None,
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
         "added_tokens": [_special(t, i) for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>"])]
         + [_special("<mask>", mask_id)],
         "normalizer": None,
@@ -116,10 +146,18 @@ def _config(kind: str, family: str, layers: int, hidden: int, heads: int, interm
     arch = ("Bert" if bert else "XLMRoberta") + ("ForSequenceClassification" if kind == CROSS_ENCODER else "Model")
     cfg = {
         "_name_or_path": f"funes-random/{family}-{kind.replace('_', '-')}-l{layers}-h{hidden}",
-        "architectures": [arch], "model_type": family, "hidden_act": "gelu", "hidden_size": hidden,
-        "num_hidden_layers": layers, "num_attention_heads": heads, "intermediate_size": intermediate,
-        "vocab_size": vocab, "max_position_embeddings": 512 if bert else 514, "type_vocab_size": 2 if bert else 1,
-        "layer_norm_eps": 1e-12 if bert else 1e-5, "pad_token_id": 0 if bert else 1,
+        "architectures": [arch],
+        "model_type": family,
+        "hidden_act": "gelu",
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": intermediate,
+        "vocab_size": vocab,
+        "max_position_embeddings": 512 if bert else 514,
+        "type_vocab_size": 2 if bert else 1,
+        "layer_norm_eps": 1e-12 if bert else 1e-5,
+        "pad_token_id": 0 if bert else 1,
         "position_embedding_type": "absolute",
     }
     if not bert:
@@ -142,10 +180,12 @@ def _weights(cfg: dict, kind: str, std: float, seed: int) -> dict[str, np.ndarra
     def norm(name: str) -> dict:
         return {f"{name}.weight": 1 + rand(h), f"{name}.bias": rand(h)}
 
-    w = {"embeddings.word_embeddings.weight": rand(cfg["vocab_size"], h),
-         "embeddings.position_embeddings.weight": rand(cfg["max_position_embeddings"], h),
-         "embeddings.token_type_embeddings.weight": rand(cfg["type_vocab_size"], h),
-         **norm("embeddings.LayerNorm")}
+    w = {
+        "embeddings.word_embeddings.weight": rand(cfg["vocab_size"], h),
+        "embeddings.position_embeddings.weight": rand(cfg["max_position_embeddings"], h),
+        "embeddings.token_type_embeddings.weight": rand(cfg["type_vocab_size"], h),
+        **norm("embeddings.LayerNorm"),
+    }
     for i in range(cfg["num_hidden_layers"]):
         p = f"encoder.layer.{i}"
         for part in ("query", "key", "value"):
@@ -164,9 +204,18 @@ def _weights(cfg: dict, kind: str, std: float, seed: int) -> dict[str, np.ndarra
     return w | head
 
 
-def write_random_model(dir: str | Path, kind: str = EMBEDDER, family: str = BERT, layers: int = 2, hidden: int = 32,
-                       heads: int = 4, intermediate: int = 64, vocab: int | None = None, std: float = 0.2,
-                       seed: int = 0) -> Path:
+def write_random_model(
+    dir: str | Path,
+    kind: str = EMBEDDER,
+    family: str = BERT,
+    layers: int = 2,
+    hidden: int = 32,
+    heads: int = 4,
+    intermediate: int = 64,
+    vocab: int | None = None,
+    std: float = 0.2,
+    seed: int = 0,
+) -> Path:
     """Write a random HF-style model into `dir` and return it. `vocab` defaults to the tokenizer's size;
     `std` is large by default so that tiny test models give clearly different outputs per input."""
     from safetensors.numpy import save_file
@@ -192,12 +241,23 @@ SHAPES = {
 }
 
 
-def random_bert_like(dir: str | Path, shape: str = "minilm", kind: str = CROSS_ENCODER, vocab: int | None = None,
-                     seed: int = 0) -> Path:
+def random_bert_like(
+    dir: str | Path, shape: str = "minilm", kind: str = CROSS_ENCODER, vocab: int | None = None, seed: int = 0
+) -> Path:
     """A random model with the real shape of `shape` (see SHAPES), a cross-encoder unless `kind` says otherwise."""
     try:
         family, layers, hidden, heads, inter, default_vocab = SHAPES[shape]
     except KeyError:
         raise ValueError(f"unknown shape {shape!r}; known: {sorted(SHAPES)}") from None
-    return write_random_model(dir, kind=kind, family=family, layers=layers, hidden=hidden, heads=heads,
-                              intermediate=inter, vocab=vocab or default_vocab, std=0.02, seed=seed)
+    return write_random_model(
+        dir,
+        kind=kind,
+        family=family,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        intermediate=inter,
+        vocab=vocab or default_vocab,
+        std=0.02,
+        seed=seed,
+    )

@@ -35,7 +35,7 @@ def default_embedder_dir() -> Path:
 def _check_kind(model_dir: Path, kind: str) -> Path:
     got = (read_manifest(model_dir) or {}).get("kind")
     if got != kind:
-        raise ValueError(f"{model_dir} holds a {got} model, not a {kind}")
+        raise ValueError(f"{model_dir} holds a model of kind {got!r}, not {kind!r}")
     return model_dir
 
 
@@ -49,7 +49,9 @@ def resolve(spec: str | Path | None, kind: str = EMBEDDER) -> Path:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if spec is None:
         if kind != EMBEDDER:
-            raise FileNotFoundError("no cross-encoder is shipped; pass a model directory (e.g. a bge-reranker-base download)")
+            raise FileNotFoundError(
+                "no cross-encoder is shipped; pass a model directory (e.g. a bge-reranker-base download)"
+            )
         return _check_kind(build_model(default_embedder_dir(), name=DEFAULT_EMBEDDER_NAME), kind)
     path = Path(spec).expanduser()
     if path.is_dir():
@@ -70,27 +72,32 @@ def _shipped() -> list[dict]:
         return []
     config = read_json(transformer_dir(src) / "config.json") or {}
     kind = kind_of(config)
-    return [{
-        "name": DEFAULT_EMBEDDER_NAME,
-        "kind": kind,
-        "dim": int(config["hidden_size"]),
-        "pooling": pooling_of(src, kind),
-        "size_bytes": sum(f.stat().st_size for f in weight_files(transformer_dir(src))),
-        "path": str(src),
-        "source": "shipped",
-    }]
+    return [
+        {
+            "name": DEFAULT_EMBEDDER_NAME,
+            "kind": kind,
+            "dim": int(config["hidden_size"]),
+            "pooling": pooling_of(src, kind),
+            "size_bytes": sum(f.stat().st_size for f in weight_files(transformer_dir(src))),
+            "path": str(src),
+            "source": "shipped",
+        }
+    ]
 
 
 def list_models() -> list[dict]:
     """The shipped model (unconverted source) then every complete cache entry, newest first.
     Keys: name, kind, dim, pooling, size_bytes, path, source ("shipped" | "cached")."""
-    cached = [{
-        "name": m["name"],
-        "kind": m["kind"],
-        "dim": m["dim"],
-        "pooling": m["pooling"],
-        "size_bytes": cache.dir_size(d),
-        "path": str(d),
-        "source": "cached",
-    } for d, m in cache.cached_models()]
+    cached = [
+        {
+            "name": m["name"],
+            "kind": m["kind"],
+            "dim": m["dim"],
+            "pooling": m["pooling"],
+            "size_bytes": cache.dir_size(d),
+            "path": str(d),
+            "source": "cached",
+        }
+        for d, m in cache.cached_models()
+    ]
     return _shipped() + cached
