@@ -144,7 +144,8 @@ def render(hits: Sequence[Any], max_chars: int) -> str:
             out += sep + block
             shown += 1
             continue
-        room = max_chars - len(out) - len(sep) - _NOTE_RESERVE
+        # The first passage is always shown, cut if need be; a later one only if a fair part of it fits.
+        room = max_chars - len(out) - len(sep) - (0 if shown == 0 else _NOTE_RESERVE)
         if room >= _MIN_TRUNCATED_PASSAGE or shown == 0:
             cut = cut_at_word(block, max(room, 0))
             if cut.count("\n") > 0:

@@ -1,0 +1,75 @@
+"""Tenants are isolated: alice's facts come back for alice, and nothing of alice ever reaches bob, whatever
+bob asks, alice's exact identifiers included. Real server, real MCP client over HTTP, real engine."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from service_helpers import ALICE, BOB, CAROL, Server, ingest_demo
+
+from funes_py.server.demo_data import (
+    ALICE_ONLY_MARKERS,
+    ALICE_QUESTIONS,
+    BOB_ONLY_MARKERS,
+    NEGATIVE_QUESTION,
+)
+from funes_py.server.passages import NO_MEMORY, UNAVAILABLE, passage_count
+
+pytestmark = pytest.mark.models
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = Server(tmp_path_factory.mktemp("isolation") / "data").start()
+    try:
+        ingest_demo(s)
+        s.wait_indexed()
+        yield s
+    finally:
+        s.stop()
+
+
+def test_alice_gets_her_facts(server: Server) -> None:
+    answers = server.recall_many(ALICE, [q for q, _ in ALICE_QUESTIONS])
+    for (question, expected), answer in zip(ALICE_QUESTIONS, answers):
+        assert answer != UNAVAILABLE
+        for needle in expected:
+            assert needle in answer, f"{question!r} -> {answer}"
+        assert 1 <= passage_count(answer) <= 3
+
+
+def test_bob_never_sees_alice(server: Server) -> None:
+    queries = [q for q, _ in ALICE_QUESTIONS] + ALICE_ONLY_MARKERS + [
+        "MT-3318 N-11 palletizer upgrade postponed",
+        "Marta Kowalczyk Treasury SettleNet DF-2291",
+        "Scenario B 3.2% monthly growth seasonality 1.18 churn 0.8%",
+        "Nordhaven 42,000 units Saturday shifts weeks 43-45",
+        "unit rate 2.92 EUR per pallet labour 18,450",
+        "what did alice decide",
+        "user: alice",
+        "*",
+    ]
+    answers = server.recall_many(BOB, queries)
+    for query, answer in zip(queries, answers):
+        assert answer != UNAVAILABLE
+        leaked = [m for m in ALICE_ONLY_MARKERS if m in answer]
+        assert not leaked, f"bob asked {query!r} and got alice's {leaked}:\n{answer}"
+
+
+def test_negative_control(server: Server) -> None:
+    alice = server.recall(ALICE, NEGATIVE_QUESTION)
+    assert not [m for m in BOB_ONLY_MARKERS if m in alice], alice
+    bob = server.recall(BOB, NEGATIVE_QUESTION)
+    assert "P-7" in bob and "MT-5120" in bob
+
+
+def test_a_user_without_memory(server: Server) -> None:
+    assert server.recall(CAROL, "N-11 upgrade") == NO_MEMORY
+    assert not any(p.name == "memory" for p in Path(server.data).glob("*/*") if "carol" in p.name)
+
+
+def test_directory_names_do_not_reveal_users(server: Server) -> None:
+    names = [p.name for p in server.data.iterdir()]
+    assert len(names) == 2 and all(len(n) == 24 and set(n) <= set("0123456789abcdef") for n in names)
