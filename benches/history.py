@@ -262,7 +262,7 @@ class _Builder:
              "ma": _machine(e["ma"]), "ma_id": e["ma"], "mb": _machine(e["mb"]),
              "site": e["site"], "line": e["line"], "check": V.CHECKS[c["check"]][0],
              "job": V.JOBS[c["job"]][0], "proj": V.PROJECTS[c["proj"]][0],
-             "sym": V.SYMPTOMS[c["sym"]][2] if c["sym"] is not None else "",
+             "a_sym": _a(V.SYMPTOMS[c["sym"]][2]) if c["sym"] is not None else "",
              "bld": self._bld()}
         if self.distractor[i]:
             d["mt"], d["dr"] = self.mt_spare.pop(), self.dr_spare.pop()
@@ -372,6 +372,10 @@ class _Builder:
 
 # ---------------------------------------------------------------------------------------------------
 # Text helpers (pure given the rng)
+
+def _a(noun_phrase: str) -> str:
+    return ("an " if noun_phrase[0] in "aeiou" else "a ") + noun_phrase
+
 
 def _machine(mid: str) -> str:
     return f"{V.MACHINE_TYPES[mid[0]]} {mid}"

@@ -104,8 +104,8 @@ FOODS = ("lentil curry", "fish and chips", "a sad sandwich", "ramen from the van
          "the chicken wrap", "soup and a roll", "a burrito the size of my arm", "the salad bar")
 HOBBIES = ("fixing the fence", "a long bike ride", "painting the spare room", "the kids' football match",
            "a hike up the hill", "sorting the garage", "baking bread", "a parkrun", "the allotment")
-EVENTS = ("bowling night", "quiz night", "five-a-side match", "curry night", "escape room", "summer barbecue",
-          "charity bake sale", "go-karting afternoon")
+EVENTS = ("a bowling night", "a quiz night", "a five-a-side match", "a curry night", "an escape room",
+          "a summer barbecue", "a charity bake sale", "a go-karting afternoon")
 AREAS = ("loading bay", "north wall", "old workshop", "tank farm", "boiler house", "dispatch area")
 
 # Small talk, by topic. Slots: {c1} {c2} colleagues, {food}, {hobby}, {event}, {mins}.
@@ -136,7 +136,7 @@ SMALLTALK = {
     "commute": ("Commute was painful today, roadworks on the ring road again. Took me {mins} minutes.",
                 "Train was cancelled so I got a lift with {c1}, who drives like it's a rally stage.",
                 "Cycled in today for the first time in ages, my legs are already complaining."),
-    "team": ("{c1} is organising a {event} for the team next Thursday, I said I'd bring snacks.",
+    "team": ("{c1} is organising {event} for the team next Thursday, I said I'd bring snacks.",
              "It's {c2}'s birthday so there's cake in the break room. I've had two slices, no regrets.",
              "We had the quarterly team lunch today, {c1} gave a speech that went on a bit."),
 }
@@ -163,12 +163,12 @@ SMALLTALK_REPLY = {
 GREETINGS = {"am": ("Morning! ", "Hi again. ", "Hey. ", ""), "pm": ("Afternoon! ", "Hi again. ", "Hey. ", "")}
 
 # Ops chatter, none of which states a fact that a question asks about. Slots: {ma} "pump P-003",
-# {ma_id}, {mb}, {sym}, {site}, {job}, {proj}, {line}, {check}, {bld}, {mt}, {dr}, {c1}, {c2}, {area}.
-CHATTER_SYMPTOM = ("Bit of a morning. {ma} threw a {sym} warning around 6 but it cleared by itself. "
+# {ma_id}, {mb}, {a_sym} "a seal leak", {site}, {job}, {proj}, {line}, {check}, {bld}, {mt}, {dr}, {c1}, {c2}, {area}.
+CHATTER_SYMPTOM = ("Bit of a morning. {ma} threw {a_sym} warning around 6 but it cleared by itself. "
                    "{c1} says to keep an eye on it.",
-                   "Heads up, {ma} had a {sym} on the night shift. Not raising anything yet, {c1} thinks it's "
+                   "Heads up, {ma} had {a_sym} on the night shift. Not raising anything yet, {c1} thinks it's "
                    "the sensor.",
-                   "{c1} mentioned {ma} might have a {sym} starting, so we're checking it on the next round.")
+                   "{c1} mentioned {ma} might have {a_sym} starting, so we're checking it on the next round.")
 CHATTER_STATUS = ("{ma} is back online after the overhaul, finally. {c1} wants it on the early shift tomorrow.",
                   "{ma} is due its 2,000-hour service next week and I need a slot that doesn't clash with "
                   "deliveries.",
@@ -216,7 +216,7 @@ FACTS = {
 FACT_ACKS = {
     "ticket": ("Got it: {mt} for the {symkw} on {mid}. Want a reminder to check on it Friday?",
                "Noted. I'll keep that with the {mid} notes.", "Thanks, that's a useful one to have written down."),
-    "rate": ("Noted, {rate} at the {checkkw} for {line}. Is that up on last month?",
+    "rate": ("Noted, {rate} at the {check} for {line}. Is that up on last month?",
              "Thanks. That's worth watching if it creeps up.",
              "Got it for {line}. Shout if you want it tracked week by week."),
     "owner": ("Good to know who to ask. I'll remember {name} for that one.",
