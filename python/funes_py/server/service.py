@@ -26,7 +26,7 @@ from typing import Any
 from .auth import TENANT_HEX_CHARS, tenant_id
 from .config import ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
-from .passages import EMPTY_QUERY, NO_MEMORY, UNAVAILABLE, render
+from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
 from .tenants import TenantRegistry
 from .turns import Conversation
 
@@ -48,11 +48,14 @@ class Service:
         self._index_slots: asyncio.Semaphore | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._recall_kwargs = _recall_kwargs(config)
+        self._invalid_input: type[Exception] = ValueError
 
     # --- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the models (once, before the first request), then queue recovery of interrupted indexing."""
-        from funes_py import Engine, Models  # the engine package; imported here so tests of pure parts need no model
+        from funes_py import Engine, InvalidInputError, Models  # imported here: the pure parts need no engine
+
+        self._invalid_input = InvalidInputError
 
         cfg = self.config
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
@@ -111,7 +114,10 @@ class Service:
             return render(hits, self.config.recall_max_chars)
         except TimeoutError:
             log.warning("recall timed out after %.1f s tenant=%s", self.config.recall_timeout_s, tenant)
-        except Exception:
+        except Exception as e:
+            if isinstance(e, self._invalid_input):  # the query itself (say, only punctuation): not an outage
+                log.info("recall refused the query tenant=%s: %s", tenant, e)
+                return NOTHING_FOUND
             log.exception("recall failed tenant=%s", tenant)
         return UNAVAILABLE
 
