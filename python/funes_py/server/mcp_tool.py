@@ -10,11 +10,13 @@ verified token of the HTTP request that carried the call, never from its argumen
 from __future__ import annotations
 
 import logging
+from typing import Annotated
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
+from pydantic import Field
 
 from .auth import TenantTokenVerifier
 from .passages import UNAVAILABLE
@@ -38,6 +40,8 @@ do not answer, search again with other words: a synonym, the identifier alone, t
 
 Using the result: quote or closely paraphrase the passages and give their dates; invent nothing they do \
 not say. If nothing relevant comes back, say you do not find it in earlier conversations."""
+
+QUERY_DESCRIPTION = "A few key words: identifiers, names and key nouns, e.g. 'N-11 upgrade blocking ticket'."
 
 SERVER_INSTRUCTIONS = (
     "Memory of this user's earlier conversations. Use recall_my_conversations when the user refers to "
@@ -73,7 +77,9 @@ def build_mcp(service: Service, verifier: TenantTokenVerifier) -> FastMCP:
         ),
         structured_output=False,  # text only: a structured copy would double every answer
     )
-    async def recall_my_conversations(query: str, ctx: Context) -> str:  # type: ignore[type-arg]
+    async def recall_my_conversations(
+        query: Annotated[str, Field(description=QUERY_DESCRIPTION)], ctx: Context  # type: ignore[type-arg]
+    ) -> str:
         user = _verified_user(ctx)
         if user is None:  # unreachable behind RequireAuthMiddleware; refuse rather than guess a tenant
             log.error("tool called without a verified token")
