@@ -4,11 +4,11 @@ bob asks, alice's exact identifiers included. Real server, real MCP client over 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from service_helpers import ALICE, BOB, CAROL, Server, ingest_demo
 
+from funes_py.server.auth import tenant_id
 from funes_py.server.demo_data import (
     ALICE_ONLY_MARKERS,
     ALICE_QUESTIONS,
@@ -67,7 +67,7 @@ def test_negative_control(server: Server) -> None:
 
 def test_a_user_without_memory(server: Server) -> None:
     assert server.recall(CAROL, "N-11 upgrade") == NO_MEMORY
-    assert not any(p.name == "memory" for p in Path(server.data).glob("*/*") if "carol" in p.name)
+    assert not (server.data / tenant_id("carol")).exists()  # reading creates nothing
 
 
 def test_directory_names_do_not_reveal_users(server: Server) -> None:
