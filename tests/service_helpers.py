@@ -64,6 +64,7 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
+                self._log.close()
                 raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log()}")
             try:
                 if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
@@ -71,6 +72,7 @@ class Server:
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
+        self.kill()
         raise RuntimeError(f"server not ready after {timeout} s:\n{self.log()}")
 
     def log(self) -> str:
