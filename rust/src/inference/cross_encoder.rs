@@ -1,0 +1,47 @@
+//! Cross-encoder reranking: (query, passage) pairs scored in bounded batches; one raw logit each.
+
+use std::path::Path;
+
+use super::onnx::OnnxModel;
+use super::spec::{ModelKind, ModelSpec};
+use crate::error::{Error, Result};
+
+/// Pairs per forward pass; with `max_length` this bounds the cost of one rerank.
+pub const RERANK_BATCH: usize = 16;
+
+pub struct CrossEncoder {
+    model: OnnxModel,
+}
+
+impl CrossEncoder {
+    pub fn load(dir: &Path, pool: usize) -> Result<Self> {
+        let spec = ModelSpec::read(dir)?;
+        if spec.kind != ModelKind::CrossEncoder {
+            return Err(Error::Model(format!("{} is a {:?}, not a cross-encoder", dir.display(), spec.kind)));
+        }
+        Ok(Self { model: OnnxModel::load(dir, spec, pool)? })
+    }
+
+    pub fn spec(&self) -> &ModelSpec {
+        &self.model.spec
+    }
+
+    /// Raw logits, one per passage, in input order.
+    pub fn score(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        let mut out = Vec::with_capacity(passages.len());
+        for batch in passages.chunks(RERANK_BATCH) {
+            let encodings = batch.iter().map(|p| self.model.encode_pair(query, p)).collect::<Result<Vec<_>>>()?;
+            let (shape, data) = self.model.run(&encodings)?;
+            if shape.first() != Some(&batch.len()) || data.len() < batch.len() {
+                return Err(Error::Model(format!("unexpected cross-encoder output shape {shape:?}")));
+            }
+            let per_row = data.len() / batch.len();
+            out.extend((0..batch.len()).map(|r| data[r * per_row]));
+        }
+        Ok(out)
+    }
+}
+
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + (-x).exp())
+}

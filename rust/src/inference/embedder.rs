@@ -1,0 +1,116 @@
+//! Sentence embeddings: tokenise, run the encoder, pool (mean or CLS, as the model's config says), and
+//! L2-normalise when the model does.
+
+use std::path::Path;
+
+use super::onnx::OnnxModel;
+use super::spec::{ModelKind, ModelSpec, Pooling};
+use crate::error::{Error, Result};
+
+/// Texts per forward pass when indexing. Texts are sorted by length first, so a batch pads little.
+pub const EMBED_BATCH: usize = 32;
+
+pub struct Embedder {
+    model: OnnxModel,
+}
+
+impl Embedder {
+    /// Loads a converted model directory with a pool of `pool` sessions.
+    pub fn load(dir: &Path, pool: usize) -> Result<Self> {
+        let spec = ModelSpec::read(dir)?;
+        if spec.kind != ModelKind::Embedder {
+            return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
+        }
+        Ok(Self { model: OnnxModel::load(dir, spec, pool)? })
+    }
+
+    pub fn spec(&self) -> &ModelSpec {
+        &self.model.spec
+    }
+
+    pub fn dim(&self) -> usize {
+        self.model.spec.dim
+    }
+
+    /// Embeds one batch (padded to its longest text).
+    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if texts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let encodings = texts.iter().map(|t| self.model.encode(t)).collect::<Result<Vec<_>>>()?;
+        let (shape, data) = self.model.run(&encodings)?;
+        let (b, s, h) = match shape[..] {
+            [b, s, h] => (b, s, h),
+            _ => return Err(Error::Model(format!("expected [batch, seq, hidden] output, got {shape:?}"))),
+        };
+        if h != self.dim() || b != texts.len() {
+            return Err(Error::Model(format!("output shape {shape:?} does not match {} texts of dim {}", texts.len(), self.dim())));
+        }
+        let mut out = Vec::with_capacity(b);
+        for (r, enc) in encodings.iter().enumerate() {
+            let rows = &data[r * s * h..(r + 1) * s * h];
+            let mut v = match self.model.spec.pooling {
+                Pooling::Cls => rows[..h].to_vec(),
+                Pooling::Mean => {
+                    let n = enc.get_ids().len().max(1);
+                    let mut acc = vec![0f32; h];
+                    for tok in rows.chunks_exact(h).take(n) {
+                        acc.iter_mut().zip(tok).for_each(|(a, x)| *a += x);
+                    }
+                    acc.iter_mut().for_each(|a| *a /= n as f32);
+                    acc
+                }
+            };
+            if self.model.spec.normalize {
+                l2_normalize(&mut v);
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    /// Embeds many texts: sorted by length into batches, the batches spread over the session pool on
+    /// scoped threads. `progress` is called with the number of texts done so far.
+    pub fn embed_many(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts[i].len());
+        let batches: Vec<&[usize]> = order.chunks(EMBED_BATCH).collect();
+        let workers = self.model.pool_size().min(batches.len()).max(1);
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        let results: Vec<Result<Vec<(usize, Vec<f32>)>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| -> Result<Vec<(usize, Vec<f32>)>> {
+                        let mut mine = Vec::new();
+                        loop {
+                            let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(idx) = batches.get(b) else { break };
+                            let batch: Vec<&str> = idx.iter().map(|&i| texts[i]).collect();
+                            let vecs = self.embed_batch(&batch)?;
+                            mine.extend(idx.iter().copied().zip(vecs));
+                            let d = done.fetch_add(idx.len(), std::sync::atomic::Ordering::Relaxed) + idx.len();
+                            progress(d);
+                        }
+                        Ok(mine)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Model("embedding thread panicked".into())))).collect()
+        });
+        for r in results {
+            for (i, v) in r? {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}
+
+pub fn l2_normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}

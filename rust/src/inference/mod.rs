@@ -1,0 +1,51 @@
+//! Models: the sentence embedder and the cross-encoder reranker, run by ONNX Runtime. The only module that
+//! names `ort` or `tokenizers`.
+//!
+//! A model is a directory written by the Python converter (`funes_py.convert`): `model.onnx`,
+//! `tokenizer.json` and `funes_model.json` (see [`ModelSpec`]). ONNX Runtime itself is not linked: its
+//! shared library, shipped by the `onnxruntime` PyPI wheel, is loaded once per process by [`init_ort`].
+//! Models load once per process and are shared by every open memory (`Arc`).
+
+mod cross_encoder;
+mod embedder;
+mod onnx;
+mod spec;
+
+pub use cross_encoder::{sigmoid, CrossEncoder};
+pub use embedder::Embedder;
+pub use spec::{ModelKind, ModelSpec, Pooling};
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::error::{Error, Result};
+
+static ORT_INIT: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
+
+/// Loads ONNX Runtime from `dylib` (or `$ORT_DYLIB_PATH`) once per process. Later calls return the path that
+/// was loaded; a different path cannot replace it (the library stays loaded for the process's life).
+pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {
+    let r = ORT_INIT.get_or_init(|| {
+        let path = match dylib {
+            Some(p) => p.to_path_buf(),
+            None => match std::env::var_os("ORT_DYLIB_PATH") {
+                Some(p) => PathBuf::from(p),
+                None => return Err("ONNX Runtime not found: pass the path of libonnxruntime.so or set ORT_DYLIB_PATH \
+                                    (the onnxruntime wheel ships it in onnxruntime/capi/)".to_string()),
+            },
+        };
+        if !path.exists() {
+            return Err(format!("ONNX Runtime library not found at {}", path.display()));
+        }
+        let builder = ort::init_from(&path).map_err(|e| format!("loading {}: {e}", path.display()))?;
+        builder.with_name("funes_py").commit();
+        Ok(path)
+    });
+    r.clone().map_err(Error::Model)
+}
+
+/// What a recall needs from the loaded models: one embedder, and a reranker if one was given.
+pub struct Models {
+    pub embedder: Embedder,
+    pub reranker: Option<CrossEncoder>,
+}

@@ -1,0 +1,104 @@
+//! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`), each with
+//! one intra-op thread. One thread per call measured fastest for single queries on 2 cores; parallelism
+//! comes from running several calls at once on separate sessions (a batch job splits across the pool).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use ort::session::builder::GraphOptimizationLevel;
+use ort::session::Session;
+use ort::value::Tensor;
+use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
+
+use super::spec::ModelSpec;
+use crate::error::{Error, Result};
+
+pub(super) struct OnnxModel {
+    pub spec: ModelSpec,
+    tokenizer: Tokenizer,
+    sessions: Vec<Mutex<Session>>,
+    next: AtomicUsize,
+    pad_id: u32,
+    output: String,
+}
+
+impl OnnxModel {
+    pub fn load(dir: &Path, spec: ModelSpec, pool: usize) -> Result<Self> {
+        super::init_ort(None)?;
+        let onnx = dir.join("model.onnx");
+        let tok = dir.join("tokenizer.json");
+        for p in [&onnx, &tok] {
+            if !p.exists() {
+                return Err(Error::PathNotFound { what: "model file", path: p.clone() });
+            }
+        }
+        let mut tokenizer = Tokenizer::from_file(&tok).map_err(|e| Error::Model(format!("{}: {e}", tok.display())))?;
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: spec.max_length,
+                strategy: TruncationStrategy::LongestFirst,
+                ..Default::default()
+            }))
+            .map_err(|e| Error::Model(e.to_string()))?;
+        tokenizer.with_padding(None);
+        let pad_id = ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)).unwrap_or(0);
+        let mut sessions = Vec::new();
+        for _ in 0..pool.max(1) {
+            let s = Session::builder()?
+                .with_optimization_level(GraphOptimizationLevel::Level3)
+                .map_err(|e| Error::Model(e.to_string()))?
+                .with_intra_threads(1)
+                .map_err(|e| Error::Model(e.to_string()))?
+                .commit_from_file(&onnx)?;
+            sessions.push(Mutex::new(s));
+        }
+        let output = sessions[0].lock().unwrap().outputs().first().map(|o| o.name().to_string()).unwrap_or_default();
+        Ok(Self { spec, tokenizer, sessions, next: AtomicUsize::new(0), pad_id, output })
+    }
+
+    pub fn pool_size(&self) -> usize {
+        self.sessions.len()
+    }
+
+    pub fn encode(&self, text: &str) -> Result<Encoding> {
+        self.tokenizer.encode_fast(text, true).map_err(|e| Error::Model(e.to_string()))
+    }
+
+    pub fn encode_pair(&self, a: &str, b: &str) -> Result<Encoding> {
+        self.tokenizer.encode_fast((a, b), true).map_err(|e| Error::Model(e.to_string()))
+    }
+
+    /// Runs a padded batch; returns the first output as (shape, data).
+    pub fn run(&self, encodings: &[Encoding]) -> Result<(Vec<usize>, Vec<f32>)> {
+        let b = encodings.len();
+        let s = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![self.pad_id as i64; b * s];
+        let mut mask = vec![0i64; b * s];
+        let mut types = vec![0i64; b * s];
+        for (r, e) in encodings.iter().enumerate() {
+            for (c, (&id, &t)) in e.get_ids().iter().zip(e.get_type_ids()).enumerate() {
+                ids[r * s + c] = id as i64;
+                mask[r * s + c] = 1;
+                types[r * s + c] = t as i64;
+            }
+        }
+        let shape = [b, s];
+        let mut inputs = ort::inputs![
+            "input_ids" => Tensor::from_array((shape, ids))?,
+            "attention_mask" => Tensor::from_array((shape, mask))?,
+        ];
+        if self.spec.token_type_ids {
+            inputs.push(("token_type_ids".into(), Tensor::from_array((shape, types))?.into()));
+        }
+        // Take a free session if there is one, else queue on the next in turn.
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let n = self.sessions.len();
+        let mut guard = (0..n)
+            .find_map(|i| self.sessions[(start + i) % n].try_lock().ok())
+            .unwrap_or_else(|| self.sessions[start % n].lock().unwrap_or_else(|p| p.into_inner()));
+        let outputs = guard.run(inputs)?;
+        let (oshape, data) = outputs[self.output.as_str()].try_extract_tensor::<f32>()?;
+        Ok((oshape.iter().map(|&d| d as usize).collect(), data.to_vec()))
+    }
+}

@@ -1,0 +1,62 @@
+//! `funes_model.json`: what the converter knows about a model that the runtime needs.
+
+use serde::Deserialize;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    Embedder,
+    CrossEncoder,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pooling {
+    Mean,
+    Cls,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ModelSpec {
+    /// Stamped into each memory: "sentence-transformers/all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5", …
+    pub name: String,
+    pub kind: ModelKind,
+    /// "bert" or "xlm-roberta"; informational here (position ids are computed inside the graph).
+    #[serde(default)]
+    pub family: String,
+    pub dim: usize,
+    #[serde(default = "default_pooling")]
+    pub pooling: Pooling,
+    #[serde(default)]
+    pub normalize: bool,
+    pub max_length: usize,
+    /// Whether the graph takes `token_type_ids` (BERT does, XLM-RoBERTa does not).
+    #[serde(default)]
+    pub token_type_ids: bool,
+    /// A hash of the weights, so a memory can tell two models of the same name apart.
+    #[serde(default)]
+    pub fingerprint: String,
+}
+
+fn default_pooling() -> Pooling {
+    Pooling::Cls
+}
+
+impl ModelSpec {
+    pub fn read(dir: &Path) -> Result<Self> {
+        let path = dir.join("funes_model.json");
+        let bytes = std::fs::read(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::PathNotFound { what: "model description", path: path.clone() },
+            _ => Error::io(format!("reading {}", path.display()), e),
+        })?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::Model(format!("{}: {e}", path.display())))
+    }
+
+    /// "name@fingerprint": what a memory stamps and compares.
+    pub fn stamp(&self) -> String {
+        if self.fingerprint.is_empty() { self.name.clone() } else { format!("{}@{}", self.name, self.fingerprint) }
+    }
+}

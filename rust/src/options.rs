@@ -1,0 +1,123 @@
+//! Options of every call, each a struct whose defaults are named constants in one place. The CLI, the MCP
+//! tool and the HTTP route build these structs; none of them repeats a number.
+
+/// Hits returned by recall.
+pub const DEFAULT_K: usize = 8;
+/// Depth of each search leg (dense and BM25) before fusion.
+pub const DEFAULT_CANDIDATES: usize = 30;
+/// Recency half-life in days; 0 turns recency weighting off.
+pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
+/// Neighbouring turns shown on each side of a hit.
+pub const DEFAULT_NEIGHBORS: usize = 1;
+/// Reciprocal-rank-fusion constant (the usual 60, as in funes and lancedb).
+pub const RRF_K: f64 = 60.0;
+/// Characters of a neighbouring turn shown as its preview.
+pub const NEIGHBOR_PREVIEW_CHARS: usize = 160;
+/// Turns on each side of the target turn returned by `get`.
+pub const DEFAULT_GET_WINDOW: usize = 3;
+/// Characters of context on each side of a `scan` match.
+pub const DEFAULT_SCAN_CONTEXT: usize = 100;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallOptions {
+    pub k: usize,
+    pub candidates: usize,
+    pub half_life_days: f64,
+    pub neighbors: usize,
+    /// Inclusive lower bound on the turn time, milliseconds since the epoch.
+    pub since_ms: Option<i64>,
+    /// Inclusive upper bound on the turn time, milliseconds since the epoch.
+    pub until_ms: Option<i64>,
+    /// Only these roles (empty: all).
+    pub roles: Vec<String>,
+    /// Only these block types (empty: all).
+    pub block_types: Vec<String>,
+    /// Relevance floor: candidates whose cosine similarity to the query is below it are dropped, so recall
+    /// can say "nothing relevant". `None`: no floor.
+    pub min_similarity: Option<f32>,
+    /// Relevance guard: when the query names identifiers (`MT-4471`, `P-003`), drop passages that contain
+    /// none of them. A question about a machine or ticket never discussed then returns nothing, instead of
+    /// the nearest fact about another one.
+    pub identifier_guard: bool,
+    /// Cross-encoder rerank: `None` = automatic (on when a reranker is loaded and the pool is at least
+    /// `RERANK_AUTO_POOL_FACTOR` × k), `Some(true/false)` forces it.
+    pub rerank: Option<bool>,
+    /// Reference time for recency, milliseconds since the epoch (`None`: now). Benchmarks pin it.
+    pub now_ms: Option<i64>,
+    /// Which search legs run (benchmarks compare them; users keep both).
+    pub legs: Legs,
+}
+
+/// The search legs of a recall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Legs {
+    #[default]
+    Hybrid,
+    Dense,
+    Bm25,
+}
+
+impl std::str::FromStr for Legs {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "hybrid" => Ok(Legs::Hybrid),
+            "dense" => Ok(Legs::Dense),
+            "bm25" => Ok(Legs::Bm25),
+            other => Err(crate::error::Error::InvalidInput(format!("legs must be hybrid, dense or bm25, not {other:?}"))),
+        }
+    }
+}
+
+/// The reference's rule: rerank automatically when the pool is at least 4 × k.
+pub const RERANK_AUTO_POOL_FACTOR: usize = 4;
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        Self {
+            k: DEFAULT_K,
+            candidates: DEFAULT_CANDIDATES,
+            half_life_days: DEFAULT_HALF_LIFE_DAYS,
+            neighbors: DEFAULT_NEIGHBORS,
+            since_ms: None,
+            until_ms: None,
+            roles: Vec::new(),
+            block_types: Vec::new(),
+            min_similarity: None,
+            identifier_guard: false,
+            rerank: None,
+            now_ms: None,
+            legs: Legs::Hybrid,
+        }
+    }
+}
+
+/// Options of an index run.
+#[derive(Debug, Clone, Default)]
+pub struct IndexOptions {
+    /// Re-embed every stored chunk from its stored text (after a model change); the source files are not
+    /// needed.
+    pub rebuild: bool,
+}
+
+/// Parses a `since`/`until` bound: an RFC 3339 time, or a date. A bare date as an upper bound means the end
+/// of that day, so `until=2026-10-08` includes the 8th.
+pub fn parse_time_bound(s: &str, upper: bool) -> crate::error::Result<i64> {
+    let ms = crate::search::fusion::parse_ts_ms(s)
+        .ok_or_else(|| crate::error::Error::InvalidInput(format!("not a date or an RFC 3339 time: {s:?}")))?;
+    let bare_date = s.trim().len() == 10;
+    Ok(if upper && bare_date { ms + 86_400_000 - 1 } else { ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_date_as_upper_bound_covers_the_day() {
+        assert_eq!(parse_time_bound("1970-01-02", false).unwrap(), 86_400_000);
+        assert_eq!(parse_time_bound("1970-01-02", true).unwrap(), 2 * 86_400_000 - 1);
+        assert_eq!(parse_time_bound("1970-01-02T00:00:00Z", true).unwrap(), 86_400_000);
+        assert!(parse_time_bound("soon", false).is_err());
+    }
+}

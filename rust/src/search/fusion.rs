@@ -1,0 +1,90 @@
+//! Rank fusion and recency: pure functions over ids and numbers, testable without disk or models.
+
+use std::collections::HashMap;
+
+/// Reciprocal-rank fusion: `score(id) = Σ_lists 1 / (k + rank)`, rank 0-based. Ties are broken by the
+/// earliest rank seen in any list, then by id, so the order is deterministic (funes leaves ties to a
+/// HashMap).
+pub fn rrf_fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
+    let mut acc: HashMap<&str, (f64, usize)> = HashMap::new();
+    for list in lists {
+        for (rank, id) in list.iter().enumerate() {
+            let e = acc.entry(id.as_str()).or_insert((0.0, usize::MAX));
+            e.0 += 1.0 / (k + rank as f64);
+            e.1 = e.1.min(rank);
+        }
+    }
+    let mut out: Vec<(&str, f64, usize)> = acc.into_iter().map(|(id, (s, r))| (id, s, r)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(b.0)));
+    out.into_iter().map(|(id, s, _)| (id.to_string(), s)).collect()
+}
+
+/// Recency weight `0.5^(age_days / half_life)`. Off (1.0) when the half-life is 0 or less or the time is
+/// unknown; a future time counts as now.
+pub fn recency_weight(ts_ms: Option<i64>, now_ms: i64, half_life_days: f64) -> f64 {
+    match ts_ms {
+        Some(ts) if half_life_days > 0.0 => {
+            let age_days = ((now_ms - ts).max(0) as f64) / 86_400_000.0;
+            0.5f64.powf(age_days / half_life_days)
+        }
+        _ => 1.0,
+    }
+}
+
+/// Parses an RFC 3339 time (or a bare `YYYY-MM-DD`, read as midnight UTC) into milliseconds since the epoch.
+pub fn parse_ts_ms(ts: &str) -> Option<i64> {
+    let ts = ts.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) {
+        return Some(t.timestamp_millis());
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some(t.and_utc().timestamp_millis());
+    }
+    chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().map(|d| d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn rrf_sums_both_legs() {
+        let a = ids(&["x", "y", "z"]);
+        let b = ids(&["y", "w"]);
+        let fused = rrf_fuse(&[&a, &b], 60.0);
+        assert_eq!(fused[0].0, "y");
+        assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 60.0)).abs() < 1e-12);
+        assert_eq!(fused.len(), 4);
+    }
+
+    #[test]
+    fn rrf_ties_are_deterministic() {
+        let a = ids(&["b", "a"]);
+        let b = ids(&["a", "b"]);
+        let f1 = rrf_fuse(&[&a, &b], 60.0);
+        let f2 = rrf_fuse(&[&b, &a], 60.0);
+        assert_eq!(f1, f2);
+        assert_eq!(f1[0].0, "a");
+    }
+
+    #[test]
+    fn recency_halves_per_half_life() {
+        let day = 86_400_000;
+        assert!((recency_weight(Some(0), 30 * day, 30.0) - 0.5).abs() < 1e-12);
+        assert_eq!(recency_weight(Some(40 * day), 30 * day, 30.0), 1.0);
+        assert_eq!(recency_weight(None, 30 * day, 30.0), 1.0);
+        assert_eq!(recency_weight(Some(0), 30 * day, 0.0), 1.0);
+    }
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_ts_ms("1970-01-02T00:00:00Z"), Some(86_400_000));
+        assert_eq!(parse_ts_ms("1970-01-02"), Some(86_400_000));
+        assert_eq!(parse_ts_ms("1970-01-01T00:00:01+00:00"), Some(1000));
+        assert_eq!(parse_ts_ms("yesterday"), None);
+    }
+}

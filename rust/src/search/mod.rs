@@ -1,0 +1,226 @@
+//! The recall pipeline: dense ‖ BM25 → reciprocal-rank fusion → relevance floor → (rerank) → recency → top k
+//! → neighbouring turns. The kernels (`fusion`) are pure; this file only orchestrates them over a `Store`.
+
+pub mod fusion;
+mod turns;
+
+pub use turns::{assemble_turns, TurnText};
+
+use std::collections::HashMap;
+
+use crate::analyzer::{fts_query, id_terms};
+use crate::chunk::Chunk;
+use crate::error::{Error, Result};
+use crate::inference::Models;
+use crate::options::{Legs, RecallOptions, NEIGHBOR_PREVIEW_CHARS, RERANK_AUTO_POOL_FACTOR, RRF_K};
+use crate::store::{sql_str, LegResult, Store, StoredChunk, ROW_COLUMNS};
+use fusion::{recency_weight, rrf_fuse};
+
+/// A neighbouring turn of a hit, shown as a short preview.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbor {
+    pub turn_uuid: String,
+    pub role: String,
+    pub seq: i64,
+    pub ts: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    pub chunk: Chunk,
+    /// The final score: fused rank score (or the reranker's probability) times the recency weight.
+    pub score: f64,
+    /// Cosine similarity of the passage to the query: what the relevance floor compares.
+    pub similarity: f32,
+    /// Whether the cross-encoder ranked this hit.
+    pub reranked: bool,
+    pub neighbors: Vec<Neighbor>,
+}
+
+/// The SQL filter for the options' date range and role / block-type filters, applied before ranking.
+pub fn build_filter(opts: &RecallOptions) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(s) = opts.since_ms {
+        parts.push(format!("ts_ms >= {s}"));
+    }
+    if let Some(u) = opts.until_ms {
+        parts.push(format!("ts_ms <= {u}"));
+    }
+    let in_list = |col: &str, vals: &[String]| format!("{col} IN ({})", vals.iter().map(|v| sql_str(v)).collect::<Vec<_>>().join(", "));
+    if !opts.roles.is_empty() {
+        parts.push(in_list("role", &opts.roles));
+    }
+    if !opts.block_types.is_empty() {
+        parts.push(in_list("block_type", &opts.block_types));
+    }
+    if parts.is_empty() { None } else { Some(parts.join(" AND ")) }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0f32, 0f32, 0f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 { 0.0 } else { dot / (na.sqrt() * nb.sqrt()) }
+}
+
+pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
+    let query = query.trim();
+    if query.is_empty() {
+        return Err(Error::InvalidInput("the query is empty".into()));
+    }
+    if opts.k == 0 {
+        return Ok(Vec::new());
+    }
+    let candidates = opts.candidates.max(opts.k);
+    let use_rerank = match (opts.rerank, &models.reranker) {
+        (Some(true), None) => return Err(Error::InvalidInput("rerank was asked for but no reranker is loaded".into())),
+        (Some(force), Some(_)) => force,
+        (None, Some(_)) => candidates >= RERANK_AUTO_POOL_FACTOR * opts.k,
+        (_, None) => false,
+    };
+    // Embedding and reranking are CPU work on the calling thread (the runtime's workers only do I/O).
+    let qv = models.embedder.embed_batch(&[query])?.remove(0);
+    let filter = build_filter(opts);
+    let bm25_query = fts_query(query);
+    let (dense, bm25) = match opts.legs {
+        Legs::Hybrid => tokio::try_join!(
+            store.dense(&qv, candidates, filter.as_deref()),
+            store.bm25(&bm25_query, candidates, filter.as_deref())
+        )?,
+        Legs::Dense => (store.dense(&qv, candidates, filter.as_deref()).await?, LegResult::default()),
+        Legs::Bm25 => (LegResult::default(), store.bm25(&bm25_query, candidates, filter.as_deref()).await?),
+    };
+
+    let mut rows: HashMap<String, StoredChunk> = HashMap::new();
+    let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    let bm25_ids: Vec<String> = bm25.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    for r in dense.rows.into_iter().chain(bm25.rows) {
+        rows.entry(r.chunk.id.clone()).or_insert(r);
+    }
+    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[&dense_ids, &bm25_ids], RRF_K)
+        .into_iter()
+        .take(candidates)
+        .filter_map(|(id, s)| rows.remove(&id).map(|r| (r, s)))
+        .map(|(r, s)| {
+            let sim = cosine(&qv, &r.vector);
+            (r, s, sim)
+        })
+        .filter(|(_, _, sim)| opts.min_similarity.is_none_or(|floor| *sim >= floor))
+        .collect();
+    if opts.identifier_guard {
+        let wanted = id_terms(query);
+        if !wanted.is_empty() {
+            pool.retain(|(r, _, _)| {
+                let have = id_terms(&r.chunk.text);
+                wanted.iter().any(|w| have.contains(w))
+            });
+        }
+    }
+
+    if use_rerank && !pool.is_empty() {
+        let reranker = models.reranker.as_ref().expect("checked above");
+        let passages: Vec<&str> = pool.iter().map(|(r, _, _)| r.chunk.text.as_str()).collect();
+        let logits = reranker.score(query, &passages)?;
+        for ((_, s, _), l) in pool.iter_mut().zip(logits) {
+            *s = crate::inference::sigmoid(l) as f64;
+        }
+    }
+    let now = opts.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
+    for (r, s, _) in pool.iter_mut() {
+        *s *= recency_weight(r.ts_ms, now, opts.half_life_days);
+    }
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+    pool.truncate(opts.k);
+
+    let mut hits: Vec<Hit> = pool
+        .into_iter()
+        .map(|(r, score, similarity)| Hit { chunk: r.chunk, score, similarity, reranked: use_rerank, neighbors: Vec::new() })
+        .collect();
+    if opts.neighbors > 0 && !hits.is_empty() {
+        attach_neighbors(store, &mut hits, opts.neighbors).await?;
+    }
+    Ok(hits)
+}
+
+/// Adds the turns within `window` of each hit (not the hit's own turn), one preview per turn, fetched in one
+/// scan for all hits.
+async fn attach_neighbors(store: &Store, hits: &mut [Hit], window: usize) -> Result<()> {
+    let w = window as i64;
+    let filter = hits
+        .iter()
+        .map(|h| format!("(session_id = {} AND seq >= {} AND seq <= {})", sql_str(&h.chunk.session_id), h.chunk.seq - w, h.chunk.seq + w))
+        .collect::<Vec<_>>()
+        .join(" OR ");
+    let rows = store.scan(Some(filter), ROW_COLUMNS).await?;
+    let mut by_session: HashMap<String, Vec<StoredChunk>> = HashMap::new();
+    for r in rows {
+        by_session.entry(r.chunk.session_id.clone()).or_default().push(r);
+    }
+    let turns: HashMap<String, Vec<TurnText>> = by_session.into_iter().map(|(s, rows)| (s, assemble_turns(rows))).collect();
+    for h in hits.iter_mut() {
+        let Some(ts) = turns.get(&h.chunk.session_id) else { continue };
+        h.neighbors = ts
+            .iter()
+            .filter(|t| t.turn_uuid != h.chunk.turn_uuid && (t.seq - h.chunk.seq).abs() <= w)
+            .map(|t| Neighbor {
+                turn_uuid: t.turn_uuid.clone(),
+                role: t.role.clone(),
+                seq: t.seq,
+                ts: t.ts.clone(),
+                text: preview(&t.text, NEIGHBOR_PREVIEW_CHARS),
+            })
+            .collect();
+    }
+    Ok(())
+}
+
+/// The first `max` characters of a text on one line, cut at a word boundary, with "…" when cut.
+pub fn preview(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let cut: String = flat.chars().take(max).collect();
+    let cut = match cut.rfind(' ') {
+        Some(i) if i > max / 2 => &cut[..i],
+        _ => cut.as_str(),
+    };
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_combines_dates_roles_and_types() {
+        let opts = RecallOptions {
+            since_ms: Some(1),
+            until_ms: Some(2),
+            roles: vec!["user".into()],
+            block_types: vec!["text".into(), "tool_use".into()],
+            ..Default::default()
+        };
+        assert_eq!(
+            build_filter(&opts).unwrap(),
+            "ts_ms >= 1 AND ts_ms <= 2 AND role IN ('user') AND block_type IN ('text', 'tool_use')"
+        );
+        assert_eq!(build_filter(&RecallOptions::default()), None);
+    }
+
+    #[test]
+    fn preview_cuts_at_a_word() {
+        assert_eq!(preview("a  b\nc", 10), "a b c");
+        assert_eq!(preview("alpha beta gamma delta", 12), "alpha beta…");
+    }
+
+    #[test]
+    fn cosine_of_parallel_vectors_is_one() {
+        assert!((cosine(&[1.0, 2.0], &[2.0, 4.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+    }
+}

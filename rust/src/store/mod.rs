@@ -1,0 +1,329 @@
+//! The memory on disk: one Lance dataset (`<home>/chunks.lance`) holding chunks, their vectors, a BM25 index
+//! on the `fts` column and, once the memory is large, a vector index. The only module naming `lancedb` or
+//! Arrow.
+//!
+//! Concurrency: Lance gives readers a snapshot, so reads never wait for a write; a writer lock
+//! (`engine::lock`) keeps two index runs from writing at once. New rows are searchable at once: both search
+//! legs scan the rows not yet in an index and merge them in. Every write is one Lance commit, so a crash
+//! leaves the previous version intact.
+
+pub mod schema;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use lancedb::index::scalar::{FtsIndexBuilder, FullTextSearchQuery};
+use lancedb::index::vector::IvfPqIndexBuilder;
+use lancedb::index::Index;
+use lancedb::query::{ExecutableQuery, QueryBase, Select};
+use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
+use lancedb::{Connection, DistanceType, Table};
+use tokio::sync::RwLock;
+
+use crate::error::{Error, Result};
+pub use schema::{sql_str, StoredChunk, ROW_COLUMNS};
+
+/// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
+/// pays off. Rows not yet in the index are always scanned exactly.
+pub const VECTOR_INDEX_MIN_ROWS: usize = 50_000;
+/// Rows per IVF partition when the vector index is (re)built.
+pub const ROWS_PER_PARTITION: usize = 4_096;
+/// Partitions probed per query and the refine factor (exact re-scoring of the best PQ candidates).
+pub const NPROBES: usize = 24;
+pub const REFINE_FACTOR: u32 = 4;
+/// Compact once a memory has this many fragments (each append adds one).
+pub const COMPACT_FRAGMENTS: usize = 32;
+/// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish).
+pub const PRUNE_AFTER: Duration = Duration::from_secs(600);
+/// How often a handle looks for commits made by other processes.
+pub const READ_CONSISTENCY: Duration = Duration::from_secs(1);
+
+/// One search leg's result: rows in rank order with the leg's raw score (cosine distance or BM25).
+#[derive(Default)]
+pub struct LegResult {
+    pub rows: Vec<StoredChunk>,
+    pub scores: Vec<f32>,
+}
+
+/// What `status` reports about the dataset.
+#[derive(Debug, Clone, Default)]
+pub struct StoreStats {
+    pub rows: usize,
+    pub version: u64,
+    pub fragments: usize,
+    pub fts_indexed: bool,
+    pub fts_unindexed_rows: usize,
+    pub vector_indexed: bool,
+    pub vector_unindexed_rows: usize,
+    pub disk_bytes: u64,
+}
+
+pub struct Store {
+    home: PathBuf,
+    conn: Connection,
+    /// `None` until the first append creates the dataset.
+    table: RwLock<Option<Table>>,
+}
+
+impl Store {
+    /// Opens the memory at `home` (creating the directory). Does not create the dataset: an empty memory
+    /// has none until its first append.
+    pub async fn open(home: &Path) -> Result<Self> {
+        std::fs::create_dir_all(home).map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
+        let uri = home.to_string_lossy().to_string();
+        let conn = lancedb::connect(&uri).read_consistency_interval(READ_CONSISTENCY).execute().await?;
+        let names = conn.table_names().execute().await?;
+        let table = if names.iter().any(|n| n == schema::TABLE) {
+            Some(conn.open_table(schema::TABLE).execute().await?)
+        } else {
+            None
+        };
+        Ok(Self { home: home.to_path_buf(), conn, table: RwLock::new(table) })
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    async fn table(&self) -> Option<Table> {
+        self.table.read().await.clone()
+    }
+
+    /// The stamp and dimension the memory was built with, if it has data.
+    pub async fn model_stamp(&self) -> Result<Option<(String, usize)>> {
+        let Some(t) = self.table().await else { return Ok(None) };
+        let schema = t.schema().await?;
+        let stamp = schema.metadata().get(schema::META_MODEL).cloned().unwrap_or_default();
+        let dim = match schema.field_with_name("vector").map(|f| f.data_type().clone()) {
+            Ok(arrow_schema::DataType::FixedSizeList(_, d)) => d as usize,
+            _ => 0,
+        };
+        Ok(Some((stamp, dim)))
+    }
+
+    pub async fn count(&self, filter: Option<String>) -> Result<usize> {
+        match self.table().await {
+            Some(t) => Ok(t.count_rows(filter).await?),
+            None => Ok(0),
+        }
+    }
+
+    /// Every stored chunk id (one projected scan): what an index run skips.
+    pub async fn ids(&self) -> Result<HashSet<String>> {
+        let rows = self.scan(None, &["id"]).await?;
+        Ok(rows.into_iter().map(|r| r.chunk.id).collect())
+    }
+
+    /// Rows matching `filter`, with the given columns ("vector" may be among them).
+    pub async fn scan(&self, filter: Option<String>, columns: &[&str]) -> Result<Vec<StoredChunk>> {
+        let Some(t) = self.table().await else { return Ok(Vec::new()) };
+        let mut q = t.query().select(Select::columns(columns));
+        if let Some(f) = filter {
+            q = q.only_if(f);
+        }
+        let batches: Vec<_> = q.execute().await?.try_collect().await?;
+        let mut out = Vec::new();
+        for b in &batches {
+            out.extend(schema::from_batch(b)?);
+        }
+        Ok(out)
+    }
+
+    /// Appends rows in one commit, creating the dataset (stamped with the model) on the first append.
+    pub async fn append(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let schema = schema::schema(dim, stamp);
+        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
+        let batch = schema::to_batch(&schema, rows, &fts)?;
+        let mut guard = self.table.write().await;
+        match guard.as_ref() {
+            Some(t) => {
+                t.add(batch).execute().await?;
+            }
+            None => {
+                let t = self.conn.create_table(schema::TABLE, batch).execute().await?;
+                *guard = Some(t);
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the whole dataset with `rows` in one commit (a rebuild with another model).
+    pub async fn overwrite(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
+        let schema = schema::schema(dim, stamp);
+        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
+        let batch = schema::to_batch(&schema, rows, &fts)?;
+        let mut guard = self.table.write().await;
+        let t = self
+            .conn
+            .create_table(schema::TABLE, batch)
+            .mode(lancedb::database::CreateTableMode::Overwrite)
+            .execute()
+            .await?;
+        *guard = Some(t);
+        drop(guard);
+        self.refresh_indexes(true).await
+    }
+
+    /// Brings the indexes up to date after a write: creates the BM25 index on the first write, the vector
+    /// index once the memory is large enough, and otherwise folds new rows into the existing indexes
+    /// (incremental, never a full rebuild). Compacts when fragments pile up and prunes old versions.
+    pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
+        let Some(t) = self.table().await else { return Ok(()) };
+        let indices = t.list_indices().await?;
+        let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
+        let rows = t.count_rows(None).await?;
+        let fragments = self.fragments(&t).await;
+        if fragments >= COMPACT_FRAGMENTS {
+            t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
+        }
+        let mut created = false;
+        if rebuild || !has("fts") {
+            t.create_index(&["fts"], Index::FTS(FtsIndexBuilder::default())).replace(true).execute().await?;
+            created = true;
+        }
+        if rows >= VECTOR_INDEX_MIN_ROWS && (rebuild || !has("vector")) {
+            let partitions = (rows / ROWS_PER_PARTITION).max(1) as u32;
+            let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions);
+            t.create_index(&["vector"], Index::IvfPq(builder)).replace(true).execute().await?;
+            created = true;
+        }
+        if !created || has("vector") {
+            t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
+        }
+        self.prune(PRUNE_AFTER, false).await
+    }
+
+    async fn fragments(&self, _t: &Table) -> usize {
+        std::fs::read_dir(self.home.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0)
+    }
+
+    /// Removes versions older than `older_than`. With `delete_unverified`, also files of unfinished writes:
+    /// only safe while the writer lock is held.
+    pub async fn prune(&self, older_than: Duration, delete_unverified: bool) -> Result<()> {
+        let Some(t) = self.table().await else { return Ok(()) };
+        t.optimize(OptimizeAction::Prune {
+            older_than: Some(lancedb::table::Duration::from_std(older_than).unwrap_or(lancedb::table::Duration::zero())),
+            delete_unverified: Some(delete_unverified),
+            error_if_tagged_old_versions: Some(false),
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Deletes matching rows and makes the deletion physical: fragments are rewritten without the rows, the
+    /// indexes rebuilt, and every older version pruned, so the text is in no file of the memory.
+    pub async fn purge(&self, filter: &str) -> Result<usize> {
+        let Some(t) = self.table().await else { return Ok(0) };
+        let n = t.count_rows(Some(filter.to_string())).await?;
+        if n == 0 {
+            return Ok(0);
+        }
+        t.delete(filter).await?;
+        let options = CompactionOptions { materialize_deletions: true, materialize_deletions_threshold: 0.0, ..Default::default() };
+        t.optimize(OptimizeAction::Compact { options, remap_options: None }).await?;
+        if t.count_rows(None).await? > 0 {
+            self.refresh_indexes(true).await?;
+        }
+        self.prune(Duration::ZERO, true).await?;
+        Ok(n)
+    }
+
+    /// Dense leg: nearest neighbours by cosine distance, prefiltered.
+    pub async fn dense(&self, query: &[f32], limit: usize, filter: Option<&str>) -> Result<LegResult> {
+        let Some(t) = self.table().await else { return Ok(LegResult::default()) };
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.push("vector");
+        let mut q = t
+            .query()
+            .nearest_to(query)?
+            .distance_type(DistanceType::Cosine)
+            .nprobes(NPROBES)
+            .refine_factor(REFINE_FACTOR)
+            .limit(limit)
+            .select(Select::columns(&cols));
+        if let Some(f) = filter {
+            q = q.only_if(f);
+        }
+        let batches: Vec<_> = q.execute().await?.try_collect().await?;
+        collect_leg(&batches, "_distance")
+    }
+
+    /// BM25 leg over the `fts` column, prefiltered. A memory without an FTS index yet (its first write still
+    /// running) returns nothing rather than failing the recall.
+    pub async fn bm25(&self, query: &str, limit: usize, filter: Option<&str>) -> Result<LegResult> {
+        let Some(t) = self.table().await else { return Ok(LegResult::default()) };
+        if query.trim().is_empty() {
+            return Ok(LegResult::default());
+        }
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.push("vector");
+        let fts = FullTextSearchQuery::new(query.to_string())
+            .with_column("fts".to_string())
+            .map_err(|e| Error::Storage(e.to_string()))?;
+        let mut q = t.query().full_text_search(fts).limit(limit).select(Select::columns(&cols));
+        if let Some(f) = filter {
+            q = q.only_if(f);
+        }
+        match q.execute().await {
+            Ok(stream) => {
+                let batches: Vec<_> = stream.try_collect().await?;
+                collect_leg(&batches, "_score")
+            }
+            Err(e) if e.to_string().to_lowercase().contains("index") => Ok(LegResult::default()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn stats(&self) -> Result<StoreStats> {
+        let mut s = StoreStats { disk_bytes: dir_size(&self.home), ..Default::default() };
+        let Some(t) = self.table().await else { return Ok(s) };
+        s.rows = t.count_rows(None).await?;
+        s.version = t.version().await?;
+        s.fragments = self.fragments(&t).await;
+        for idx in t.list_indices().await? {
+            let st = t.index_stats(&idx.name).await?;
+            let unindexed = st.map(|x| x.num_unindexed_rows).unwrap_or(0);
+            if idx.columns.iter().any(|c| c == "fts") {
+                s.fts_indexed = true;
+                s.fts_unindexed_rows = unindexed;
+            } else if idx.columns.iter().any(|c| c == "vector") {
+                s.vector_indexed = true;
+                s.vector_unindexed_rows = unindexed;
+            }
+        }
+        Ok(s)
+    }
+}
+
+fn collect_leg(batches: &[arrow_array::RecordBatch], score_col: &str) -> Result<LegResult> {
+    let mut rows = Vec::new();
+    let mut scores = Vec::new();
+    for b in batches {
+        let n = b.num_rows();
+        rows.extend(schema::from_batch(b)?);
+        scores.extend(schema::f32_column(b, score_col).unwrap_or_else(|| vec![0.0; n]));
+    }
+    Ok(LegResult { rows, scores })
+}
+
+/// Bytes under a directory (what `status` reports as disk use).
+pub fn dir_size(path: &Path) -> u64 {
+    let mut total = 0;
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            match e.metadata() {
+                Ok(m) if m.is_dir() => stack.push(e.path()),
+                Ok(m) => total += m.len(),
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
