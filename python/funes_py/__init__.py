@@ -1,0 +1,81 @@
+"""funes_py: recall over one user's earlier conversations, in process.
+
+    from funes_py import Models, Engine, format_hits
+    eng = Engine("/path/to/memory", models=Models.load())
+    eng.index("/path/to/conversations")
+    print(format_hits(eng.recall("what did we decide about N-11?")))
+
+Names are imported lazily (PEP 562), so ``funes_py.convert`` and ``funes_py.config`` work without loading
+the compiled engine or numpy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "Engine": "engine",
+    "Models": "models",
+    "format_hits": "render",
+    "NOTHING": "render",
+    "FunesError": "errors",
+    "InvalidInputError": "errors",
+    "MemoryLockedError": "errors",
+    "ModelError": "errors",
+    "ModelMismatchError": "errors",
+    "StorageError": "errors",
+    "BadLine": "_funes",
+    "ForgetReport": "_funes",
+    "Hit": "_funes",
+    "IndexReport": "_funes",
+    "Neighbor": "_funes",
+    "ScanMatch": "_funes",
+    "SessionInfo": "_funes",
+    "Sketch": "_funes",
+    "Status": "_funes",
+    "Turn": "_funes",
+    "__version__": "_funes",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'funes_py' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+if TYPE_CHECKING:
+    from ._funes import (
+        BadLine,
+        ForgetReport,
+        Hit,
+        IndexReport,
+        Neighbor,
+        ScanMatch,
+        SessionInfo,
+        Sketch,
+        Status,
+        Turn,
+        __version__,
+    )
+    from .engine import Engine
+    from .errors import (
+        FunesError,
+        InvalidInputError,
+        MemoryLockedError,
+        ModelError,
+        ModelMismatchError,
+        StorageError,
+    )
+    from .models import Models
+    from .render import NOTHING, format_hits
