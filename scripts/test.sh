@@ -8,6 +8,7 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 export CARGO_INCREMENTAL=0
 PY="${PYTHON:-python3}"
 
+bash scripts/vendor-lancedb.sh
 cargo test --release --lib
 # Run pytest against the installed wheel, not the source tree (which has no compiled _funes).
 "$PY" -m pytest -q -p no:cacheprovider "$@"

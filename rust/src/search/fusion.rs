@@ -19,6 +19,25 @@ pub fn rrf_fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
     out.into_iter().map(|(id, s, _)| (id.to_string(), s)).collect()
 }
 
+/// The identifier leg: candidates that contain identifiers the query names (`MT-4471`), most of them first,
+/// ties in the given order. An exact identifier is strong evidence that rank fusion of the dense and BM25
+/// legs would otherwise dilute (dense similarity barely sees the difference between `MT-4471` and `4471`).
+/// `candidates` are (id, identifier terms of its text) in precedence order.
+pub fn identifier_ranking(wanted: &[String], candidates: &[(String, Vec<String>)]) -> Vec<String> {
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let mut scored: Vec<(usize, usize, &str)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, (id, have))| (wanted.iter().filter(|w| have.contains(w)).count(), i, id.as_str()))
+        .filter(|(n, _, _)| *n > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut seen = std::collections::HashSet::new();
+    scored.into_iter().filter(|(_, _, id)| seen.insert(*id)).map(|(_, _, id)| id.to_string()).collect()
+}
+
 /// Recency weight `0.5^(age_days / half_life)`. Off (1.0) when the half-life is 0 or less or the time is
 /// unknown; a future time counts as now.
 pub fn recency_weight(ts_ms: Option<i64>, now_ms: i64, half_life_days: f64) -> f64 {
@@ -69,6 +88,19 @@ mod tests {
         let f2 = rrf_fuse(&[&b, &a], 60.0);
         assert_eq!(f1, f2);
         assert_eq!(f1[0].0, "a");
+    }
+
+    #[test]
+    fn identifier_leg_prefers_more_identifiers_then_order() {
+        let w = ids(&["mt4471", "n11"]);
+        let c = vec![
+            ("a".to_string(), ids(&["mt4472"])),
+            ("b".to_string(), ids(&["mt4471"])),
+            ("c".to_string(), ids(&["n11", "mt4471"])),
+            ("b".to_string(), ids(&["mt4471"])),
+        ];
+        assert_eq!(identifier_ranking(&w, &c), ids(&["c", "b"]));
+        assert!(identifier_ranking(&[], &c).is_empty());
     }
 
     #[test]

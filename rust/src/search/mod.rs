@@ -1,4 +1,4 @@
-//! The recall pipeline: dense ‖ BM25 → reciprocal-rank fusion → relevance floor → (rerank) → recency → top k
+//! The recall pipeline: dense ‖ BM25 (‖ identifier matches) → reciprocal-rank fusion → relevance floor → (rerank) → recency → top k
 //! → neighbouring turns. The kernels (`fusion`) are pure; this file only orchestrates them over a `Store`.
 
 pub mod fusion;
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::inference::Models;
 use crate::options::{Legs, RecallOptions, NEIGHBOR_PREVIEW_CHARS, RERANK_AUTO_POOL_FACTOR, RRF_K};
 use crate::store::{sql_str, LegResult, Store, StoredChunk, ROW_COLUMNS};
-use fusion::{recency_weight, rrf_fuse};
+use fusion::{identifier_ranking, recency_weight, rrf_fuse};
 
 /// A neighbouring turn of a hit, shown as a short preview.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,13 +95,20 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
         Legs::Bm25 => (LegResult::default(), store.bm25(&bm25_query, candidates, filter.as_deref()).await?),
     };
 
-    let mut rows: HashMap<String, StoredChunk> = HashMap::new();
     let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();
     let bm25_ids: Vec<String> = bm25.rows.iter().map(|r| r.chunk.id.clone()).collect();
-    for r in dense.rows.into_iter().chain(bm25.rows) {
-        rows.entry(r.chunk.id.clone()).or_insert(r);
+    let mut rows: HashMap<String, StoredChunk> = HashMap::new();
+    let mut terms: Vec<(String, Vec<String>)> = Vec::new();
+    for r in bm25.rows.into_iter().chain(dense.rows) {
+        if !rows.contains_key(&r.chunk.id) {
+            terms.push((r.chunk.id.clone(), id_terms(&r.chunk.text)));
+            rows.insert(r.chunk.id.clone(), r);
+        }
     }
-    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[&dense_ids, &bm25_ids], RRF_K)
+    let wanted = id_terms(query);
+    // The identifier leg is lexical evidence: it runs with BM25, not in a dense-only comparison.
+    let id_leg = if opts.legs == Legs::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
+    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[&dense_ids, &bm25_ids, &id_leg], RRF_K)
         .into_iter()
         .take(candidates)
         .filter_map(|(id, s)| rows.remove(&id).map(|r| (r, s)))
@@ -111,14 +118,9 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
         })
         .filter(|(_, _, sim)| opts.min_similarity.is_none_or(|floor| *sim >= floor))
         .collect();
-    if opts.identifier_guard {
-        let wanted = id_terms(query);
-        if !wanted.is_empty() {
-            pool.retain(|(r, _, _)| {
-                let have = id_terms(&r.chunk.text);
-                wanted.iter().any(|w| have.contains(w))
-            });
-        }
+    if opts.identifier_guard && !wanted.is_empty() {
+        let named: std::collections::HashSet<&str> = id_leg.iter().map(String::as_str).collect();
+        pool.retain(|(r, _, _)| named.contains(r.chunk.id.as_str()));
     }
 
     if use_rerank && !pool.is_empty() {

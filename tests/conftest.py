@@ -1,0 +1,48 @@
+"""Shared fixtures: the real models (loaded once per test session) and a writer of .funes.jsonl files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+
+def write_conversation(
+    path: Path,
+    session_id: str,
+    turns: Sequence[tuple[str, str]],
+    start: datetime = datetime(2026, 10, 8, 9, 0, tzinfo=timezone.utc),
+) -> Path:
+    """Writes turns [(role, text), ...] as one .funes.jsonl file, one minute apart."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        for i, (role, text) in enumerate(turns):
+            ts = (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            row = {
+                "session_id": session_id,
+                "turn_uuid": f"{session_id}-t{i}",
+                "seq": i,
+                "ts": ts,
+                "role": role,
+                "harness": "test",
+                "blocks": [{"block_type": "text", "text": text}],
+            }
+            f.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def models():
+    from funes_py import Models
+
+    return Models.load()
+
+
+@pytest.fixture
+def engine(models, tmp_path):
+    from funes_py import Engine
+
+    return Engine(tmp_path / "memory", models=models)

@@ -1,0 +1,79 @@
+"""The funes-py command line: index → recall, JSON output, a flag-looking query after --, clear exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import write_conversation
+
+pytestmark = pytest.mark.models
+
+
+def run(*args, home, check=True):
+    env = dict(os.environ, FUNES_HOME=str(home))
+    p = subprocess.run([sys.executable, "-m", "funes_py.cli", *args], capture_output=True, text=True, env=env, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"exit {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    src = root / "src"
+    write_conversation(
+        src / "ops.funes.jsonl",
+        "ops",
+        [
+            ("user", "What did we decide about the N-11 upgrade?"),
+            ("assistant", "We chose option B for N-11, decision DR-2291; ticket MT-4471 blocks it."),
+            ("user", "Set -k 100 as the batch size flag for the export job."),
+            ("assistant", "Done: the export job now runs with -k 100."),
+        ],
+    )
+    home = root / "memory"
+    p = run("index", str(src), home=home)
+    assert "4 chunks added" in p.stdout
+    return home
+
+
+def test_recall_prints_dated_passages(indexed):
+    p = run("recall", "-k", "2", "what", "did", "we", "decide", "about", "N-11", home=indexed)
+    assert "DR-2291" in p.stdout and "[2026-10-08" in p.stdout
+
+
+def test_recall_json(indexed):
+    p = run("recall", "--json", "-k", "1", "N-11 decision", home=indexed)
+    hits = json.loads(p.stdout)
+    assert len(hits) == 1 and {"ts", "role", "text", "score", "neighbors"} <= set(hits[0])
+
+
+def test_query_after_double_dash_is_text_even_if_it_looks_like_a_flag(indexed):
+    p = run("recall", "--json", "-k", "1", "--", "-k", "100", home=indexed)
+    hits = json.loads(p.stdout)
+    assert "-k 100" in hits[0]["text"]
+
+
+def test_reindex_is_a_no_op(indexed):
+    p = run("index", "--json", str(indexed.parent / "src"), home=indexed)
+    assert json.loads(p.stdout)["chunks_added"] == 0
+
+
+def test_status_sessions_get_scan_sketch(indexed):
+    assert "chunks: 4" in run("status", home=indexed).stdout
+    assert "ops 4 turns" in run("sessions", home=indexed).stdout
+    assert "option B" in run("get", "ops", "ops-t1", "--window", "0", home=indexed).stdout
+    assert "MT-4471" in run("scan", "ops", "mt-4471", home=indexed).stdout
+    assert "N-11" in run("sketch", "ops", home=indexed).stdout
+
+
+def test_exit_codes(indexed, tmp_path):
+    assert run("recall", "x", home=tmp_path / "nowhere", check=False).returncode == 3
+    assert run("index", str(tmp_path / "missing"), home=tmp_path / "m2", check=False).returncode == 5
+    assert run("recall", home=indexed, check=False).returncode == 2
+    bad = run("recall", "x", "--since", "someday", home=indexed, check=False)
+    assert bad.returncode == 1 and "someday" in bad.stderr

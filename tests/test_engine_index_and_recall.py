@@ -1,0 +1,119 @@
+"""Index → recall end to end on the real MiniLM model: facts are found, bad lines are reported with their
+place and cost nothing else, re-indexing is incremental, identifiers match exactly."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import write_conversation
+
+pytestmark = pytest.mark.models
+
+ALICE = [
+    ("user", "Morning! Rain again, the commute took forever. Can you check the N-11 upgrade status?"),
+    ("assistant", "The N-11 upgrade is blocked: maintenance ticket MT-4471 for the gearbox seal is still open."),
+    ("user", "Who owns that ticket?"),
+    ("assistant", "Priya Raman owns MT-4471; she expects the seal kit on Thursday."),
+]
+BOB = [
+    ("user", "Lunch was great. Any news on pump P-7?"),
+    ("assistant", "Ticket MT-4472 covers the P-7 motor bearing; it closes next week."),
+]
+NOISE = [
+    ("user", "The number 4471 was our old badge counter, unrelated to anything."),
+    ("assistant", "Noted, badge counter 4471."),
+]
+
+
+@pytest.fixture
+def src(tmp_path):
+    d = tmp_path / "src"
+    write_conversation(d / "alice.funes.jsonl", "alice", ALICE)
+    write_conversation(d / "sub" / "bob.funes.jsonl", "bob", BOB)
+    write_conversation(d / "noise.funes.jsonl", "noise", NOISE)
+    return d
+
+
+def test_index_then_recall_finds_the_fact_with_its_date_and_neighbours(engine, src):
+    report = engine.index(src)
+    assert report.files == 3 and report.turns == 8 and report.chunks_added == 8
+    hits = engine.recall("what blocks the N-11 upgrade?", k=3)
+    assert hits, "recall returned nothing"
+    top = hits[0]
+    assert "MT-4471" in top.text and top.session_id == "alice"
+    assert top.ts.startswith("2026-10-08T09:0")
+    assert any("N-11 upgrade status" in n.text for n in top.neighbors), top.neighbors
+    assert all(n.turn_uuid != top.turn_uuid for n in top.neighbors)
+
+
+def test_identifier_query_is_exact(engine, src):
+    engine.index(src)
+    hits = engine.recall("MT-4471", k=3, neighbors=0)
+    assert "MT-4471" in hits[0].text
+    # The near-miss ticket and the bare number must not outrank the exact identifier.
+    ranks = {h.session_id: i for i, h in reversed(list(enumerate(hits)))}
+    assert ranks["alice"] == 0
+    for h in hits[:2]:
+        assert "MT-4472" not in h.text and "badge" not in h.text
+
+
+def test_bad_lines_are_reported_with_their_place_and_the_rest_is_searchable(engine, tmp_path):
+    p = write_conversation(tmp_path / "src" / "c.funes.jsonl", "c", ALICE)
+    lines = p.read_text().splitlines()
+    lines.insert(1, "{not json")
+    lines.insert(3, json.dumps({"session_id": "c", "seq": 9}))
+    p.write_text("\n".join(lines) + "\n")
+    report = engine.index(p)
+    assert [(b.line, b.file.endswith("c.funes.jsonl")) for b in report.bad_lines] == [(2, True), (4, True)]
+    assert "missing field" in report.bad_lines[1].reason
+    assert report.turns == 4
+    assert any("Priya Raman" in h.text for h in engine.recall("who owns the seal ticket", k=4))
+
+
+def test_unchanged_directory_adds_nothing_and_grown_conversation_embeds_only_new_turns(engine, src):
+    first = engine.index(src)
+    again = engine.index(src)
+    assert again.chunks_added == 0 and again.files_unchanged == first.files
+    grown = ALICE + [("user", "Thanks. Let's revisit on Friday."), ("assistant", "Friday it is: N-11 review at 10:00.")]
+    write_conversation(src / "alice.funes.jsonl", "alice", grown)
+    third = engine.index(src)
+    assert third.chunks_added == 2
+    assert third.chunks_skipped == len(ALICE)
+    assert engine.status().rows == first.chunks_added + 2
+
+
+def test_status_sessions_get_scan_sketch(engine, src):
+    engine.index(src)
+    st = engine.status()
+    assert st.rows == 8 and st.sessions == 3 and st.fts_indexed and st.disk_bytes > 0
+    assert st.model == st.memory_model
+    assert {s.session_id for s in engine.sessions()} == {"alice", "bob", "noise"}
+    turns = engine.get("alice", "alice-t1", window=1)
+    assert [t.seq for t in turns] == [0, 1, 2]
+    matches = engine.scan("alice", "mt-4471")
+    assert len(matches) == 2 and all("MT-4471" in m.excerpt for m in matches)
+    sk = engine.sketch("alice")
+    assert sk.turns == 4 and "N-11" in sk.opening and "Priya" in sk.last_word
+
+
+def test_date_and_role_filters_apply_before_ranking(engine, src):
+    engine.index(src)
+    hits = engine.recall("MT-4471", roles=["user"], k=5)
+    assert hits and all(h.role == "user" for h in hits)
+    assert engine.recall("MT-4471", until="2026-10-07") == []
+    assert engine.recall("MT-4471", since="2026-10-08", k=1)
+
+
+def test_bad_arguments_raise_catchable_errors(engine, src, tmp_path):
+    from funes_py import FunesError, InvalidInputError
+
+    engine.index(src)
+    with pytest.raises(InvalidInputError):
+        engine.recall("   ")
+    with pytest.raises(InvalidInputError):
+        engine.recall("x", since="last tuesday")
+    with pytest.raises(FunesError):
+        engine.get("no-such-session")
+    with pytest.raises(FileNotFoundError):
+        engine.index(tmp_path / "missing")
