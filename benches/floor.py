@@ -60,8 +60,8 @@ def recommend(curves: dict[str, dict[str, dict]], baseline_hit3: dict[str, float
     """Pick (guard, threshold) from `curves[guard][n]` (guard "off"/"on"; each a `curve`) so that at every
     history size the unanswerable queries get "nothing" at least `min_nothing` of the time while hit@3 stays
     within `max_loss` of `baseline_hit3[n]` (no floor, no guard). Among the settings that qualify, the most
-    protective (highest worst-case "nothing" share), then the smallest loss, then the lower floor, guard off
-    before on. When none qualifies, the best "nothing" share within the loss budget, with met=False."""
+    protective (highest worst-case "nothing" share), then the smallest loss, then the higher floor (it also
+    guards queries that name no identifier, which the guard cannot), guard off before on. When none qualifies, the best "nothing" share within the loss budget, with met=False."""
     options = []
     for guard, by_n in curves.items():
         if not by_n:
@@ -76,14 +76,16 @@ def recommend(curves: dict[str, dict[str, dict]], baseline_hit3: dict[str, float
     within = [o for o in options if o["loss"] <= max_loss + 1e-9]
     if not within:
         return {"met": False, "reason": "every setting loses more than the hit@3 budget", "options": options}
-    best = max(within, key=lambda o: (o["nothing"], -o["loss"], -o["threshold"], not o["guard"]))
+    best = max(within, key=lambda o: (o["nothing"], -o["loss"], o["threshold"], not o["guard"]))
+    off = [o for o in within if not o["guard"]]
+    best_off = max(off, key=lambda o: (o["nothing"], -o["loss"], o["threshold"])) if off else None
     qualifying = [o for o in options if o["qualifies"]]
     ranges = {}
     for g in (False, True):
         ts = [o["threshold"] for o in qualifying if o["guard"] == g]
         ranges["on" if g else "off"] = [min(ts), max(ts)] if ts else None
     return {"met": best["qualifies"], "min_similarity": best["threshold"], "identifier_guard": best["guard"],
-            "nothing": best["nothing"], "loss": best["loss"], "qualifying_range": ranges,
+            "nothing": best["nothing"], "loss": best["loss"], "qualifying_range": ranges, "best_without_guard": best_off,
             "criteria": {"min_nothing": min_nothing, "max_loss": max_loss}}
 
 
@@ -179,6 +181,10 @@ def render(data: dict) -> str:
                 f"at every N, long and short pooled): worst-case nothing {pct(rec['nothing'], 1)}%, "
                 f"worst-case hit@3 change {-100 * rec['loss']:+.1f} points against no floor and no guard. Floors that qualify: guard off "
                 f"{_range(rec['qualifying_range']['off'])}, guard on {_range(rec['qualifying_range']['on'])}.\n")
+        off = rec.get("best_without_guard")
+        if off and rec["identifier_guard"]:
+            out += (f"- without the guard the best floor within the hit@3 budget is {off['threshold']:.2f}: "
+                    f"unanswerable → nothing {pct(off['nothing'], 1)}% (worst N).\n")
         for n, ch in data.get("check", {}).items():
             out += (f"- checked on the engine at N={int(n):,} (k=8, the setting above): hit@3 {pct(ch['hit@3'], 1)}%, "
                     f"unanswerable → nothing {pct(ch['unanswerable_nothing'], 1)}%\n")

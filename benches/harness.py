@@ -25,14 +25,13 @@ REPO = Path(__file__).resolve().parents[1]
 @lru_cache(maxsize=1)
 def engine_stamp() -> str:
     """funes_py's version and the first 12 hex digits of the compiled extension's sha256."""
-    import funes_py
     from funes_py import _funes
 
     h = hashlib.sha256()
     with open(_funes.__file__, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
-    return f"{getattr(funes_py, '__version__', '?')}+{h.hexdigest()[:12]}"
+    return f"{getattr(_funes, '__version__', '?')}+{h.hexdigest()[:12]}"
 
 
 def cache_is_current(cache_dir: Path) -> bool:

@@ -2,7 +2,7 @@
 and benches/RESULTS.md rewritten from them (see benches/README.md for what each part times and excludes).
 
     python -m benches.run                                  # everything at 1,000 / 3,000 / 10,000 conversations
-    python -m benches.run --quick                          # under two minutes: 300 / 1,000, 2 LoCoMo conversations
+    python -m benches.run --quick                          # under two minutes: 1,000 conversations, 2 LoCoMo ones
     python -m benches.run --parts quality,floor --n 1000   # some parts, some sizes
 
 Parts: quality, latency, backfill, fresh, locomo, floor, charts. Histories are generated and indexed once
@@ -22,7 +22,7 @@ from .harness import indexed_history, load_result, meta, results_dir, save_resul
 from .results import PARTS, render_part, write
 
 FULL_N = (1_000, 3_000, 10_000)
-QUICK_N = (300, 1_000)
+QUICK_N = (1_000,)
 FLOOR_N = 1_000
 
 

@@ -72,3 +72,11 @@ def test_recommend_prefers_guard_off_on_a_tie():
     rec = recommend({"off": {"1": c}, "on": {"1": c}}, {"1": 0.5})
     assert rec["identifier_guard"] is False
     assert rec["qualifying_range"]["on"] == rec["qualifying_range"]["off"]
+
+
+def test_on_a_tie_the_higher_floor_wins():
+    # Both answers at 0.9, the unanswerable pools empty: every floor up to 0.90 says nothing and keeps hit@3.
+    a = [{"sims": [0.9], "hits": [True]}]
+    c = curve(a, [{"sims": []}])
+    rec = recommend({"off": {"1": c}}, {"1": 1.0})
+    assert rec["min_similarity"] == 0.9 and rec["best_without_guard"]["threshold"] == 0.9
