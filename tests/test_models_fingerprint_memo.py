@@ -7,7 +7,6 @@ import json
 import os
 
 import pytest
-
 from funes_py.convert import fingerprints, resolve
 from funes_py.convert.random_model import write_random_model
 
@@ -39,7 +38,9 @@ def test_second_resolve_does_not_hash(tmp_path, models_dir, hashes):
     first = resolve(src)
     assert hashes == ["model.safetensors"]
     memo = json.loads((models_dir / fingerprints.SIDECAR).read_text())
-    assert [m["fingerprint"] for m in memo.values()] == [json.loads((first / "funes_model.json").read_text())["fingerprint"]]
+    assert [m["fingerprint"] for m in memo.values()] == [
+        json.loads((first / "funes_model.json").read_text())["fingerprint"]
+    ]
     assert resolve(src) == first
     assert hashes == ["model.safetensors"], "the unchanged file was hashed again"
 

@@ -80,7 +80,9 @@ def download(repo_id: str, progress: Callable[[str], None] = lambda _msg: None) 
     try:
         return Path(snapshot_download(repo_id, allow_patterns=HUB_FILES, local_files_only=local_only))
     except (RepositoryNotFoundError, GatedRepoError, RevisionNotFoundError) as e:
-        raise PullError(f"cannot pull {repo_id}: no such model, or it is gated (log in with `hf auth login`): {e}") from e
+        raise PullError(
+            f"cannot pull {repo_id}: no such model, or it is gated (log in with `hf auth login`): {e}"
+        ) from e
     except (OfflineModeIsEnabled, LocalEntryNotFoundError) as e:
         if local_only or isinstance(e, OfflineModeIsEnabled):
             raise PullError(offline_msg) from e

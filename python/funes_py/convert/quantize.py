@@ -20,7 +20,14 @@ import tempfile
 from pathlib import Path
 
 from . import cache
-from .manifest import MANIFEST, MODEL_FILE, TOKENIZER_FILE, fingerprint, is_complete, read_manifest
+from .manifest import (
+    MANIFEST,
+    MODEL_FILE,
+    TOKENIZER_FILE,
+    fingerprint,
+    is_complete,
+    read_manifest,
+)
 
 INT8_SUFFIX = "-int8"
 
@@ -35,7 +42,10 @@ class _NoPreprocessHint(logging.Filter):
 def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
     """Quantize the converted model in `model_dir`; return the new cache entry (model.onnx, tokenizer.json,
     funes_model.json with `name` or "<name>-int8", the new fingerprint and `quantized_from`)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic  # local: pulls in onnxruntime's Python API
+    from onnxruntime.quantization import (  # local: pulls in onnxruntime's Python API
+        QuantType,
+        quantize_dynamic,
+    )
 
     src = Path(model_dir).expanduser().resolve()
     m = read_manifest(src)
