@@ -74,9 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("session_id")
     s.add_argument("--json", action="store_true")
 
-    s = sub.add_parser("models", help="list, build or verify models")
-    s.add_argument("action", choices=["list", "build", "verify"])
-    s.add_argument("target", nargs="?", help="build: a model directory; verify: a model directory or name")
+    s = sub.add_parser("models", help="list, build, verify, quantize or pull models")
+    s.add_argument("action", choices=["list", "build", "verify", "quantize", "pull"])
+    s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize: a directory or name; pull: a Hub id")
     s.add_argument("--name")
 
     for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions")):

@@ -24,6 +24,9 @@ DEFAULT_RECALL_K = 3
 DEFAULT_RECALL_CANDIDATES = 8
 DEFAULT_RECALL_RERANK = False
 DEFAULT_RECALL_MIN_SIMILARITY: float | None = None  # no floor until one is measured
+# A query naming identifiers (P-7, MT-5120) gets only passages containing one of them: "did we ever talk
+# about motor P-7?" answers nothing rather than the nearest fact about another motor.
+DEFAULT_RECALL_IDENTIFIER_GUARD = True
 DEFAULT_RECALL_MAX_CHARS = 4000
 DEFAULT_RECALL_MAX_QUERY_CHARS = 1000
 DEFAULT_MAX_CONCURRENT_RECALLS = 4
@@ -61,6 +64,7 @@ class ServiceConfig:
     recall_rerank: bool = DEFAULT_RECALL_RERANK
     # The relevance floor (cosine similarity to the query) below which a passage is not returned.
     recall_min_similarity: float | None = DEFAULT_RECALL_MIN_SIMILARITY
+    recall_identifier_guard: bool = DEFAULT_RECALL_IDENTIFIER_GUARD
     # None leaves the engine's own default in force, so this file does not repeat the engine's numbers.
     recall_neighbors: int | None = None
     recall_half_life_days: float | None = None
@@ -129,6 +133,7 @@ ENV_VARS: dict[str, str] = {
     "recall_candidates": "FUNES_RECALL_CANDIDATES",
     "recall_rerank": "FUNES_RECALL_RERANK",
     "recall_min_similarity": "FUNES_RECALL_MIN_SIMILARITY",
+    "recall_identifier_guard": "FUNES_RECALL_IDENTIFIER_GUARD",
     "recall_neighbors": "FUNES_RECALL_NEIGHBORS",
     "recall_half_life_days": "FUNES_RECALL_HALF_LIFE_DAYS",
     "recall_max_chars": "FUNES_RECALL_MAX_CHARS",

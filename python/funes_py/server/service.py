@@ -190,7 +190,10 @@ class Service:
                     report = await loop.run_in_executor(self._index_pool, engine.index, str(target))
                     added += report.chunks_added
                     skipped += report.chunks_skipped
-                    bad += report.bad_lines
+                    bad += len(report.bad_lines)
+                    for b in report.bad_lines:
+                        log.warning("skipped a bad line tenant=%s file=%s line=%d: %s",
+                                    tenant, os.path.basename(b.file), b.line, b.reason)
         log.info("index run done tenant=%s chunks_added=%d chunks_skipped=%d bad_lines=%d in %.2f s",
                  tenant, added, skipped, bad, time.perf_counter() - t0)
 
@@ -228,7 +231,12 @@ class Service:
 
 
 def _recall_kwargs(cfg: ServiceConfig) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {"k": cfg.recall_k, "candidates": cfg.recall_candidates, "rerank": cfg.recall_rerank}
+    kwargs: dict[str, Any] = {
+        "k": cfg.recall_k,
+        "candidates": cfg.recall_candidates,
+        "rerank": cfg.recall_rerank,
+        "identifier_guard": cfg.recall_identifier_guard,
+    }
     if cfg.recall_min_similarity is not None:
         kwargs["min_similarity"] = cfg.recall_min_similarity
     if cfg.recall_neighbors is not None:
