@@ -20,9 +20,11 @@ COPY Cargo.toml Cargo.lock pyproject.toml README.md ./
 COPY .cargo ./.cargo
 COPY rust ./rust
 COPY python ./python
+COPY scripts/vendor-lancedb.sh ./scripts/
+# vendor-lancedb.sh: the checksum-verified, patched lancedb 0.40.0 that Cargo.toml's [patch] points at.
 RUN --mount=type=cache,target=/root/.cargo/registry \
     --mount=type=cache,target=/cache/target \
-    maturin build --release --out /dist
+    bash scripts/vendor-lancedb.sh && maturin build --release --out /dist
 
 FROM python:${PYTHON_VERSION}-slim-bookworm AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
