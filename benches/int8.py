@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from .latency import machine
 from .metrics import hit_rates, percentiles
+from .rerank import peak_rss_mb
 
 OUT = Path(__file__).parent / "out"
 EMBEDDERS = {
@@ -93,7 +93,7 @@ def child(label: str, root: Path, calls_cap: int | None) -> dict:
         "recall_p50_ms": p["p50"],
         "recall_p95_ms": p["p95"],
         **hit_rates(results),
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 

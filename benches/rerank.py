@@ -8,7 +8,7 @@ What is timed: `Models.rerank_scores(query, pool)` (tokenise the pairs, batches 
 logit each), warm, in process, wall time per call; each call a different query and pool of 300-600-character
 passages cut from the benchmark history. Excluded: the rest of a recall (search, fusion, neighbours: see
 benches/latency.py) and the model load. Each configuration runs in its own process, so its peak RSS
-(ru_maxrss) is that configuration's: Python, numpy, the MiniLM embedder every recall process holds, and the
+(VmHWM) is that configuration's: Python, numpy, the MiniLM embedder every recall process holds, and the
 cross-encoder with its default session pool (FUNES_MODEL_SESSIONS, 2).
 
 The cross-encoders are random weights with the real shapes (`random_bert_like`): latency depends on the
@@ -50,6 +50,20 @@ CALLS = {"minilm": 20, "bge-reranker-base": 5}  # base-sized calls take seconds 
 TARGETS_MS = {("minilm", 12): 150, ("bge-reranker-base", 30): 1500}
 REFERENCE = "reference funes CLI, bge-reranker-base, pool 30: ~3 s and ~1.6 GB per call"
 PASSAGE_CHARS = (300, 600)
+
+
+def peak_rss_mb() -> int:
+    """This process's peak resident memory (VmHWM). Not ru_maxrss: Linux carries the parent's high-water mark
+    across fork+exec into the child's ru_maxrss, so a child of a parent that built a 1.1 GB model reported the
+    parent's 4-5 GB."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
 
 
 def model_dir(shape: str, int8: bool) -> Path:
@@ -157,7 +171,7 @@ def child(shape: str, pool: int, int8: bool, calls: int, calibrate: bool) -> dic
         ms.append((time.perf_counter() - t) * 1000)
         assert len(scores) == pool
     p = percentiles(ms, (50, 95))
-    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # before the yardstick's sessions
+    peak_mb = peak_rss_mb()  # before the yardstick's own sessions
     if calibrate:
         ort_ms = {f"ort_{n}t_p50_ms": onnxruntime_ms(d, work, n) for n in sorted({1, os.cpu_count() or 1})}
     else:
@@ -172,7 +186,7 @@ def child(shape: str, pool: int, int8: bool, calls: int, calibrate: bool) -> dic
         "p50_ms": p["p50"],
         "p95_ms": p["p95"],
         "load_s": load_s,
-        "peak_rss_mb": peak_rss_mb,
+        "peak_rss_mb": peak_mb,
         "model_mb": (d / "model.onnx").stat().st_size / 1e6,
         "passage_chars": sum(len(p) for _, ps in work for p in ps) / (len(work) * pool),
     }
