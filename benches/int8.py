@@ -25,9 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from .latency import machine
 from .metrics import hit_rates, percentiles
-from .rerank import peak_rss_mb
+from .rerank import machine, peak_rss_mb
 
 OUT = Path(__file__).parent / "out"
 EMBEDDERS = {

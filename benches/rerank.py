@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import random
 import resource
 import shutil
@@ -37,7 +38,6 @@ import sys
 import time
 from pathlib import Path
 
-from .latency import machine
 from .metrics import percentiles
 
 OUT = Path(__file__).parent / "out"
@@ -50,6 +50,18 @@ CALLS = {"minilm": 20, "bge-reranker-base": 5}  # base-sized calls take seconds 
 TARGETS_MS = {("minilm", 12): 150, ("bge-reranker-base", 30): 1500}
 REFERENCE = "reference funes CLI, bge-reranker-base, pool 30: ~3 s and ~1.6 GB per call"
 PASSAGE_CHARS = (300, 600)
+
+
+def machine() -> str:
+    """Cores, CPU model, memory and Python: the context a latency needs."""
+    cpu = "unknown cpu"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
 def peak_rss_mb() -> int:
