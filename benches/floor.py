@@ -179,7 +179,7 @@ def render(data: dict) -> str:
                 f"{'on' if rec['identifier_guard'] else 'off'}** ({verdict} the bar: unanswerable → nothing ≥ "
                 f"{pct(rec['criteria']['min_nothing'])}% while hit@3 drops ≤ {pct(rec['criteria']['max_loss'])} point, "
                 f"at every N, long and short pooled): worst-case nothing {pct(rec['nothing'], 1)}%, "
-                f"worst-case hit@3 change {-100 * rec['loss']:+.1f} points against no floor and no guard. Floors that qualify: guard off "
+                f"worst-case hit@3 change {0.0 - 100 * rec['loss']:+.1f} points against no floor and no guard. Floors that qualify: guard off "
                 f"{_range(rec['qualifying_range']['off'])}, guard on {_range(rec['qualifying_range']['on'])}.\n")
         off = rec.get("best_without_guard")
         if off and rec["identifier_guard"]:

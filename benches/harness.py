@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -87,6 +88,9 @@ def meta(part: str, command: str, quick: bool, seconds: float) -> dict:
         "git": git_commit(),
         "engine": engine_stamp(),
         "seconds": round(seconds, 1),
+        # What else the machine was doing: the 1/5/15-minute load averages when the part ended.
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "cores": os.cpu_count(),
     }
 
 

@@ -48,8 +48,11 @@ def replace_section(doc: str, name: str, body: str) -> str:
 def provenance(meta: dict) -> str:
     """The lines under a section title: command, machine, when, which build."""
     quick = " (quick mode)" if meta.get("quick") else ""
+    load = meta.get("loadavg")
+    busy = (f" Load average at the end: {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (1 / 5 / 15 min) on "
+            f"{meta.get('cores', '?')} cores." if load else "")
     return (f"Command: `{meta['command']}`{quick}  \nMachine: {meta['machine']}  \n"
-            f"Run: {meta['date']}, git {meta['git']}, engine {meta['engine']}, {meta['seconds']:.0f} s.\n")
+            f"Run: {meta['date']}, git {meta['git']}, engine {meta['engine']}, {meta['seconds']:.0f} s.{busy}\n")
 
 
 def section(name: str, data: dict, body: str) -> str:

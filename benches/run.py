@@ -36,7 +36,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--fresh-runs", type=int, default=5, help="new conversations, one after another (default 5)")
     ap.add_argument("--locomo-conversations", type=int, help="first K LoCoMo conversations (default 10, quick 2)")
     ap.add_argument("--keep-index", action="store_true", help="reuse cached memories built by another engine build")
-    ap.add_argument("--reindex", action="store_true", help="rebuild every history memory (fresh backfill figures)")
+    ap.add_argument("--reindex", type=int, nargs="*", metavar="N",
+                    help="rebuild these history memories, or all of them without N (fresh backfill figures)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     histories = {}
     for n in sorted(need):
         t = time.perf_counter()
-        histories[n] = indexed_history(n, keep_index=args.keep_index, reindex=args.reindex)
+        reindex = args.reindex is not None and (not args.reindex or n in args.reindex)
+        histories[n] = indexed_history(n, keep_index=args.keep_index, reindex=reindex)
         print(f"history {n:,}: ready in {time.perf_counter() - t:.1f} s "
               f"(index run {histories[n][2]['index_s']:.1f} s)", file=sys.stderr, flush=True)
 

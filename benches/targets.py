@@ -73,7 +73,7 @@ def evaluate(results: dict) -> list[dict]:
         rec = fl["recommendation"]
         out.append(_row("a floor that says nothing to ≥ 80% of unanswerable, ≤ 1 point of hit@3",
                         f"min_similarity {rec['min_similarity']:.2f}, guard {'on' if rec['identifier_guard'] else 'off'}: "
-                        f"{100 * rec['nothing']:.0f}% nothing, hit@3 {-100 * rec['loss']:+.1f} pt",
+                        f"{100 * rec['nothing']:.0f}% nothing, hit@3 {0.0 - 100 * rec['loss']:+.1f} pt",
                         rec["met"]))
     return out
 
