@@ -152,11 +152,12 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
 /// scan for all hits.
 async fn attach_neighbors(store: &Store, hits: &mut [Hit], window: usize) -> Result<()> {
     let w = window as i64;
-    let filter = hits
-        .iter()
-        .map(|h| format!("(session_id = {} AND seq >= {} AND seq <= {})", sql_str(&h.chunk.session_id), h.chunk.seq - w, h.chunk.seq + w))
-        .collect::<Vec<_>>()
-        .join(" OR ");
+    // One scan for all hits: `session_id IN (...)` is answered by the session_id index; the seq window is
+    // applied here (an OR of per-hit ranges would defeat the index).
+    let mut sessions: Vec<String> = hits.iter().map(|h| sql_str(&h.chunk.session_id)).collect();
+    sessions.sort();
+    sessions.dedup();
+    let filter = format!("session_id IN ({})", sessions.join(", "));
     let rows = store.scan(Some(filter), ROW_COLUMNS).await?;
     let mut by_session: HashMap<String, Vec<StoredChunk>> = HashMap::new();
     for r in rows {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use lancedb::index::scalar::{FtsIndexBuilder, FullTextSearchQuery};
+use lancedb::index::scalar::{BTreeIndexBuilder, FtsIndexBuilder, FullTextSearchQuery};
 use lancedb::index::vector::IvfPqIndexBuilder;
 use lancedb::index::Index;
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
@@ -181,19 +181,22 @@ impl Store {
         if fragments >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
         }
-        let mut created = false;
+        // Fold new rows into the indexes that exist (incremental, never a full rebuild), then create the
+        // missing ones over everything.
+        if !rebuild && !indices.is_empty() {
+            t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
+        }
         if rebuild || !has("fts") {
             t.create_index(&["fts"], Index::FTS(FtsIndexBuilder::default())).replace(true).execute().await?;
-            created = true;
+        }
+        // Every per-session read (neighbours of a hit, get, scan, sketch, forget) filters on session_id.
+        if rebuild || !has("session_id") {
+            t.create_index(&["session_id"], Index::BTree(BTreeIndexBuilder::default())).replace(true).execute().await?;
         }
         if rows >= VECTOR_INDEX_MIN_ROWS && (rebuild || !has("vector")) {
             let partitions = (rows / ROWS_PER_PARTITION).max(1) as u32;
             let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions);
             t.create_index(&["vector"], Index::IvfPq(builder)).replace(true).execute().await?;
-            created = true;
-        }
-        if !created || has("vector") {
-            t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
         }
         self.prune(PRUNE_AFTER, false).await
     }
