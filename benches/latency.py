@@ -7,7 +7,8 @@ What is timed:
 * in-process: ``Engine.recall(q, k=8)`` (defaults: candidates 30, neighbours 1, recency on) on an engine that
   has answered one warm-up query; models loaded and memory open before timing. Wall time per call.
 * per-process: ``funes-py --home H recall -k 8 -- q`` as a subprocess, wall time from spawn to exit: Python
-  start, imports, model load, memory open, one recall, output. Peak RSS from ``wait4``.
+  start, imports, model load, memory open, one recall, output. A small launcher spawns it and reports its wall
+  time and its own peak RSS (a child forked from this big process would inherit our peak in ru_maxrss).
 Excluded: generating and indexing the history (reported separately, with the index run's peak RSS).
 Read the ratio, not the floor: the machine is shared and absolute numbers move between runs.
 """
@@ -43,22 +44,25 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
-def run_child(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
-    """Runs a command; returns (wall seconds, the child's own peak RSS in MB, stdout). The child is reaped
-    with wait4 so its rusage is its own, not a running maximum over earlier children."""
-    import tempfile
+# Peak RSS of a child: Linux folds the forking parent's peak into the child's ru_maxrss (the child starts as
+# a copy of the parent's memory), so a child forked from this large benchmark process would report our peak.
+# A small launcher process forks the real child and reports that child's own ru_maxrss on its last line.
+_LAUNCHER = (
+    "import resource,subprocess,sys,time\n"
+    "t=time.perf_counter();r=subprocess.run(sys.argv[1:]);t=time.perf_counter()-t\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,t,file=sys.stderr)\n"
+    "sys.exit(r.returncode)\n"
+)
 
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
-        out = p.stdout.read() if p.stdout else b""
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        if p.returncode != 0:
-            err.seek(0)
-            raise RuntimeError(f"{cmd} failed ({p.returncode}): {err.read().decode()[-2000:]}")
-    return wall, ru.ru_maxrss // 1024, out.decode()
+
+def run_child(cmd: list[str], env: dict | None = None) -> tuple[float, int, str]:
+    """Runs a command; returns (wall seconds from its spawn to its exit, its own peak RSS in MB, stdout). Both
+    are measured by the launcher, so the launcher's own start is not counted."""
+    p = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], capture_output=True, env=env, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd} failed ({p.returncode}): {p.stderr[-2000:]}")
+    peak_kb, wall = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(peak_kb) // 1024, p.stdout
 
 
 def ensure_indexed(n: int, seed: int = 7) -> tuple[Path, Path, dict]:

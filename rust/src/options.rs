@@ -9,6 +9,8 @@ pub const DEFAULT_CANDIDATES: usize = 30;
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
 /// Neighbouring turns shown on each side of a hit.
 pub const DEFAULT_NEIGHBORS: usize = 1;
+/// Weight of the dense leg in the rank fusion (BM25 and the identifier leg weigh 1).
+pub const DEFAULT_DENSE_WEIGHT: f64 = 1.0;
 /// Reciprocal-rank-fusion constant (the usual 60, as in funes and lancedb).
 pub const RRF_K: f64 = 60.0;
 /// Characters of a neighbouring turn shown as its preview.
@@ -46,6 +48,8 @@ pub struct RecallOptions {
     pub now_ms: Option<i64>,
     /// Which search legs run (benchmarks compare them; users keep both).
     pub legs: Legs,
+    /// Weight of the dense leg in the fusion (the lexical legs weigh 1).
+    pub dense_weight: f64,
 }
 
 /// The search legs of a recall.
@@ -88,6 +92,7 @@ impl Default for RecallOptions {
             rerank: None,
             now_ms: None,
             legs: Legs::Hybrid,
+            dense_weight: DEFAULT_DENSE_WEIGHT,
         }
     }
 }

@@ -14,12 +14,13 @@ pub struct CrossEncoder {
 }
 
 impl CrossEncoder {
-    pub fn load(dir: &Path, pool: usize) -> Result<Self> {
+    /// Loads one session whose operators use `threads` threads (see `onnx.rs` for why one session).
+    pub fn load(dir: &Path, threads: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::CrossEncoder {
             return Err(Error::Model(format!("{} is a {:?}, not a cross-encoder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool)? })
+        Ok(Self { model: OnnxModel::load(dir, spec, 1, threads)? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

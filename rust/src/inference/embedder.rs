@@ -21,7 +21,7 @@ impl Embedder {
         if spec.kind != ModelKind::Embedder {
             return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool)? })
+        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1)? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

@@ -1,6 +1,7 @@
-//! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`), each with
-//! one intra-op thread. One thread per call measured fastest for single queries on 2 cores; parallelism
-//! comes from running several calls at once on separate sessions (a batch job splits across the pool).
+//! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`). The
+//! embedder uses one intra-op thread per session (fastest for single short queries on 2 cores; parallelism
+//! comes from several sessions at once); the reranker uses one session with threads for every core (a rerank
+//! is one big job, and each session holds its own copy of the weights: a base-sized cross-encoder is 1.1 GB).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +25,7 @@ pub(super) struct OnnxModel {
 }
 
 impl OnnxModel {
-    pub fn load(dir: &Path, spec: ModelSpec, pool: usize) -> Result<Self> {
+    pub fn load(dir: &Path, spec: ModelSpec, pool: usize, intra_threads: usize) -> Result<Self> {
         super::init_ort(None)?;
         let onnx = dir.join("model.onnx");
         let tok = dir.join("tokenizer.json");
@@ -48,7 +49,7 @@ impl OnnxModel {
             let s = Session::builder()?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
                 .map_err(|e| Error::Model(e.to_string()))?
-                .with_intra_threads(1)
+                .with_intra_threads(intra_threads.max(1))
                 .map_err(|e| Error::Model(e.to_string()))?
                 .commit_from_file(&onnx)?;
             sessions.push(Mutex::new(s));

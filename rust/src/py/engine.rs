@@ -28,14 +28,16 @@ pub struct Models {
 
 #[pymethods]
 impl Models {
-    /// Loads converted model directories (see `funes_py.convert`); `pool` sessions each.
+    /// Loads converted model directories (see `funes_py.convert`): the embedder with `pool` sessions, the
+    /// reranker with one session using every core.
     #[staticmethod]
     #[pyo3(signature = (embedder_dir, reranker_dir=None, pool=2))]
     fn from_dirs(py: Python<'_>, embedder_dir: PathBuf, reranker_dir: Option<PathBuf>, pool: usize) -> PyResult<Self> {
         let models = py
             .detach(|| -> crate::Result<_> {
                 let embedder = Embedder::load(&embedder_dir, pool)?;
-                let reranker = reranker_dir.map(|d| CrossEncoder::load(&d, pool)).transpose()?;
+                let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+                let reranker = reranker_dir.map(|d| CrossEncoder::load(&d, threads)).transpose()?;
                 Ok(inference::Models { embedder, reranker })
             })
             .map_err(to_py)?;
@@ -140,7 +142,7 @@ impl Engine {
 
     #[pyo3(signature = (query, k=crate::options::DEFAULT_K, candidates=crate::options::DEFAULT_CANDIDATES,
         half_life_days=crate::options::DEFAULT_HALF_LIFE_DAYS, neighbors=crate::options::DEFAULT_NEIGHBORS,
-        since=None, until=None, roles=None, block_types=None, min_similarity=None, identifier_guard=false, rerank=None, now=None, legs="hybrid"))]
+        since=None, until=None, roles=None, block_types=None, min_similarity=None, identifier_guard=false, rerank=None, now=None, legs="hybrid", dense_weight=crate::options::DEFAULT_DENSE_WEIGHT))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -159,6 +161,7 @@ impl Engine {
         rerank: Option<bool>,
         now: Option<String>,
         legs: &str,
+        dense_weight: f64,
     ) -> PyResult<Vec<classes::Hit>> {
         let opts = RecallOptions {
             k,
@@ -174,6 +177,7 @@ impl Engine {
             rerank,
             now_ms: bound(now, false)?,
             legs: legs.parse().map_err(to_py)?,
+            dense_weight,
         };
         let inner = self.inner.clone();
         let hits = py.detach(|| inner.recall(&query, &opts)).map_err(to_py)?;

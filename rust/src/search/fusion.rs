@@ -2,15 +2,15 @@
 
 use std::collections::HashMap;
 
-/// Reciprocal-rank fusion: `score(id) = Σ_lists 1 / (k + rank)`, rank 0-based. Ties are broken by the
+/// Reciprocal-rank fusion: `score(id) = Σ_lists weight / (k + rank)`, rank 0-based. Ties are broken by the
 /// earliest rank seen in any list, then by id, so the order is deterministic (funes leaves ties to a
 /// HashMap).
-pub fn rrf_fuse(lists: &[&[String]], k: f64) -> Vec<(String, f64)> {
+pub fn rrf_fuse(lists: &[(&[String], f64)], k: f64) -> Vec<(String, f64)> {
     let mut acc: HashMap<&str, (f64, usize)> = HashMap::new();
-    for list in lists {
+    for (list, weight) in lists {
         for (rank, id) in list.iter().enumerate() {
             let e = acc.entry(id.as_str()).or_insert((0.0, usize::MAX));
-            e.0 += 1.0 / (k + rank as f64);
+            e.0 += weight / (k + rank as f64);
             e.1 = e.1.min(rank);
         }
     }
@@ -74,18 +74,27 @@ mod tests {
     fn rrf_sums_both_legs() {
         let a = ids(&["x", "y", "z"]);
         let b = ids(&["y", "w"]);
-        let fused = rrf_fuse(&[&a, &b], 60.0);
+        let fused = rrf_fuse(&[(&a, 1.0), (&b, 1.0)], 60.0);
         assert_eq!(fused[0].0, "y");
         assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 60.0)).abs() < 1e-12);
         assert_eq!(fused.len(), 4);
     }
 
     #[test]
+    fn rrf_weights_scale_a_list() {
+        let a = ids(&["x"]);
+        let b = ids(&["y"]);
+        let fused = rrf_fuse(&[(&a, 0.5), (&b, 1.0)], 60.0);
+        assert_eq!(fused[0].0, "y");
+        assert!((fused[1].1 - 0.5 / 60.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn rrf_ties_are_deterministic() {
         let a = ids(&["b", "a"]);
         let b = ids(&["a", "b"]);
-        let f1 = rrf_fuse(&[&a, &b], 60.0);
-        let f2 = rrf_fuse(&[&b, &a], 60.0);
+        let f1 = rrf_fuse(&[(&a, 1.0), (&b, 1.0)], 60.0);
+        let f2 = rrf_fuse(&[(&b, 1.0), (&a, 1.0)], 60.0);
         assert_eq!(f1, f2);
         assert_eq!(f1[0].0, "a");
     }

@@ -108,7 +108,7 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
     let wanted = id_terms(query);
     // The identifier leg is lexical evidence: it runs with BM25, not in a dense-only comparison.
     let id_leg = if opts.legs == Legs::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
-    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[&dense_ids, &bm25_ids, &id_leg], RRF_K)
+    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[(&dense_ids, opts.dense_weight), (&bm25_ids, 1.0), (&id_leg, 1.0)], RRF_K)
         .into_iter()
         .take(candidates)
         .filter_map(|(id, s)| rows.remove(&id).map(|r| (r, s)))
