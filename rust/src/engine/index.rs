@@ -92,7 +92,7 @@ impl Engine {
             done += batch.len();
             report.chunks_added += batch.len();
         }
-        if report.chunks_added > 0 {
+        if report.chunks_added > 0 || block_on(self.store.needs_index())? {
             block_on(self.store.refresh_indexes(false))?;
         }
         state.files.extend(parsed_sigs);

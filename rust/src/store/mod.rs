@@ -201,6 +201,16 @@ impl Store {
         self.prune(PRUNE_AFTER, false).await
     }
 
+    /// Whether an index this memory should have is missing (a memory written by an older version, or a
+    /// vector index now due): an index run then refreshes even when it added nothing.
+    pub async fn needs_index(&self) -> Result<bool> {
+        let Some(t) = self.table().await else { return Ok(false) };
+        let indices = t.list_indices().await?;
+        let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
+        let vector_due = !has("vector") && t.count_rows(None).await? >= VECTOR_INDEX_MIN_ROWS;
+        Ok(!has("fts") || !has("session_id") || vector_due)
+    }
+
     async fn fragments(&self, _t: &Table) -> usize {
         std::fs::read_dir(self.home.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0)
     }
