@@ -87,6 +87,7 @@ class Engine:
         now: TimeBound = None,
         legs: str = "hybrid",
         dense_weight: float = 1.0,
+        exact: bool = False,
     ) -> list[Hit]:
         """Hybrid recall: dense + BM25 fused by reciprocal rank, recency-weighted, top ``k`` with neighbours.
 
@@ -94,11 +95,12 @@ class Engine:
         something never discussed returns ``[]``; ``identifier_guard`` drops passages that contain none of the
         identifiers the query names (``MT-4471``, ``P-003``). ``rerank``: None = automatic when a reranker is loaded and
         ``candidates >= 4 * k``. ``now`` pins the reference time of recency (benchmarks). ``legs``: "hybrid",
-        or "dense" / "bm25" alone (for comparisons); ``dense_weight`` weighs the dense leg in the fusion."""
+        or "dense" / "bm25" alone (for comparisons); ``dense_weight`` weighs the dense leg in the fusion;
+        ``exact`` searches vectors exactly even where a vector index exists."""
         return self._inner.recall(
             query, k, candidates, half_life_days, neighbors, _iso(since), _iso(until),
             list(roles) if roles else None, list(block_types) if block_types else None,
-            min_similarity, identifier_guard, rerank, _iso(now), legs, dense_weight,
+            min_similarity, identifier_guard, rerank, _iso(now), legs, dense_weight, exact,
         )  # fmt: skip
 
     def get(self, session_id: str, turn_uuid: str | None = None, window: int = _funes.DEFAULT_GET_WINDOW) -> list[Turn]:

@@ -50,6 +50,8 @@ pub struct RecallOptions {
     pub legs: Legs,
     /// Weight of the dense leg in the fusion (the lexical legs weigh 1).
     pub dense_weight: f64,
+    /// Exact dense search even where a vector index exists (slower on large memories, never approximate).
+    pub exact: bool,
 }
 
 /// The search legs of a recall.
@@ -93,6 +95,7 @@ impl Default for RecallOptions {
             now_ms: None,
             legs: Legs::Hybrid,
             dense_weight: DEFAULT_DENSE_WEIGHT,
+            exact: false,
         }
     }
 }

@@ -142,7 +142,7 @@ impl Engine {
 
     #[pyo3(signature = (query, k=crate::options::DEFAULT_K, candidates=crate::options::DEFAULT_CANDIDATES,
         half_life_days=crate::options::DEFAULT_HALF_LIFE_DAYS, neighbors=crate::options::DEFAULT_NEIGHBORS,
-        since=None, until=None, roles=None, block_types=None, min_similarity=None, identifier_guard=false, rerank=None, now=None, legs="hybrid", dense_weight=crate::options::DEFAULT_DENSE_WEIGHT))]
+        since=None, until=None, roles=None, block_types=None, min_similarity=None, identifier_guard=false, rerank=None, now=None, legs="hybrid", dense_weight=crate::options::DEFAULT_DENSE_WEIGHT, exact=false))]
     #[allow(clippy::too_many_arguments)]
     fn recall(
         &self,
@@ -162,6 +162,7 @@ impl Engine {
         now: Option<String>,
         legs: &str,
         dense_weight: f64,
+        exact: bool,
     ) -> PyResult<Vec<classes::Hit>> {
         let opts = RecallOptions {
             k,
@@ -178,6 +179,7 @@ impl Engine {
             now_ms: bound(now, false)?,
             legs: legs.parse().map_err(to_py)?,
             dense_weight,
+            exact,
         };
         let inner = self.inner.clone();
         let hits = py.detach(|| inner.recall(&query, &opts)).map_err(to_py)?;

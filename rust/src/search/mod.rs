@@ -88,10 +88,10 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
     let bm25_query = fts_query(query);
     let (dense, bm25) = match opts.legs {
         Legs::Hybrid => tokio::try_join!(
-            store.dense(&qv, candidates, filter.as_deref()),
+            store.dense(&qv, candidates, filter.as_deref(), opts.exact),
             store.bm25(&bm25_query, candidates, filter.as_deref())
         )?,
-        Legs::Dense => (store.dense(&qv, candidates, filter.as_deref()).await?, LegResult::default()),
+        Legs::Dense => (store.dense(&qv, candidates, filter.as_deref(), opts.exact).await?, LegResult::default()),
         Legs::Bm25 => (LegResult::default(), store.bm25(&bm25_query, candidates, filter.as_deref()).await?),
     };
 
