@@ -82,17 +82,23 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
         (None, Some(_)) => candidates >= RERANK_AUTO_POOL_FACTOR * opts.k,
         (_, None) => false,
     };
-    // Embedding and reranking are CPU work on the calling thread (the runtime's workers only do I/O).
-    let qv = models.embedder.embed_batch(&[query])?.remove(0);
+    let Some(searcher) = store.searcher().await else { return Ok(Vec::new()) };
     let filter = build_filter(opts);
-    let bm25_query = fts_query(query);
-    let (dense, bm25) = match opts.legs {
-        Legs::Hybrid => tokio::try_join!(
-            store.dense(&qv, candidates, filter.as_deref(), opts.exact),
-            store.bm25(&bm25_query, candidates, filter.as_deref())
-        )?,
-        Legs::Dense => (store.dense(&qv, candidates, filter.as_deref(), opts.exact).await?, LegResult::default()),
-        Legs::Bm25 => (LegResult::default(), store.bm25(&bm25_query, candidates, filter.as_deref()).await?),
+    let join = |e: tokio::task::JoinError| Error::Storage(format!("search task failed: {e}"));
+    // The legs run as tasks on the runtime's workers; the BM25 leg starts first, so it overlaps the query
+    // embedding, which is CPU work on the calling thread (as is reranking).
+    let bm25_task = (opts.legs != Legs::Dense)
+        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), candidates, filter.clone())));
+    let qv = models.embedder.embed_batch(&[query])?.remove(0);
+    let dense_task = (opts.legs != Legs::Bm25)
+        .then(|| tokio::spawn(searcher.dense(qv.clone(), candidates, filter.clone(), opts.exact)));
+    let dense = match dense_task {
+        Some(t) => t.await.map_err(join)??,
+        None => LegResult::default(),
+    };
+    let bm25 = match bm25_task {
+        Some(t) => t.await.map_err(join)??,
+        None => LegResult::default(),
     };
 
     let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();

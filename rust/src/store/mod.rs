@@ -248,53 +248,9 @@ impl Store {
         Ok(n)
     }
 
-    /// Dense leg: nearest neighbours by cosine distance, prefiltered.
-    pub async fn dense(&self, query: &[f32], limit: usize, filter: Option<&str>, exact: bool) -> Result<LegResult> {
-        let Some(t) = self.table().await else { return Ok(LegResult::default()) };
-        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
-        cols.push("vector");
-        let mut q = t
-            .query()
-            .nearest_to(query)?
-            .distance_type(DistanceType::Cosine)
-            .nprobes(NPROBES)
-            .refine_factor(REFINE_FACTOR)
-            .limit(limit)
-            .select(Select::columns(&cols));
-        if exact {
-            q = q.bypass_vector_index();
-        }
-        if let Some(f) = filter {
-            q = q.only_if(f);
-        }
-        let batches: Vec<_> = q.execute().await?.try_collect().await?;
-        collect_leg(&batches, "_distance")
-    }
-
-    /// BM25 leg over the `fts` column, prefiltered. A memory without an FTS index yet (its first write still
-    /// running) returns nothing rather than failing the recall.
-    pub async fn bm25(&self, query: &str, limit: usize, filter: Option<&str>) -> Result<LegResult> {
-        let Some(t) = self.table().await else { return Ok(LegResult::default()) };
-        if query.trim().is_empty() {
-            return Ok(LegResult::default());
-        }
-        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
-        cols.push("vector");
-        let fts = FullTextSearchQuery::new(query.to_string())
-            .with_column("fts".to_string())
-            .map_err(|e| Error::Storage(e.to_string()))?;
-        let mut q = t.query().full_text_search(fts).limit(limit).select(Select::columns(&cols));
-        if let Some(f) = filter {
-            q = q.only_if(f);
-        }
-        match q.execute().await {
-            Ok(stream) => {
-                let batches: Vec<_> = stream.try_collect().await?;
-                collect_leg(&batches, "_score")
-            }
-            Err(e) if e.to_string().to_lowercase().contains("index") => Ok(LegResult::default()),
-            Err(e) => Err(e.into()),
-        }
+    /// A handle on the dataset for the search legs, which run as their own tasks. `None`: no data yet.
+    pub async fn searcher(&self) -> Option<Searcher> {
+        self.table().await.map(Searcher)
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
@@ -316,6 +272,63 @@ impl Store {
         }
         Ok(s)
     }
+}
+
+/// The dataset as one search sees it. Owns its handle, so each leg can run as a `'static` task on the
+/// runtime's workers, in parallel with each other and with the query embedding on the caller's thread.
+#[derive(Clone)]
+pub struct Searcher(Table);
+
+impl Searcher {
+    /// Dense leg: nearest neighbours by cosine distance, prefiltered.
+    pub async fn dense(self, query: Vec<f32>, limit: usize, filter: Option<String>, exact: bool) -> Result<LegResult> {
+        let t = self.0;
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.push("vector");
+        let mut q = t
+            .query()
+            .nearest_to(query.as_slice())?
+            .distance_type(DistanceType::Cosine)
+            .nprobes(NPROBES)
+            .refine_factor(REFINE_FACTOR)
+            .limit(limit)
+            .select(Select::columns(&cols));
+        if exact {
+            q = q.bypass_vector_index();
+        }
+        if let Some(f) = filter {
+            q = q.only_if(f);
+        }
+        let batches: Vec<_> = q.execute().await?.try_collect().await?;
+        collect_leg(&batches, "_distance")
+    }
+
+    /// BM25 leg over the `fts` column, prefiltered. A memory without an FTS index yet (its first write still
+    /// running) returns nothing rather than failing the recall.
+    pub async fn bm25(self, query: String, limit: usize, filter: Option<String>) -> Result<LegResult> {
+        let t = self.0;
+        if query.trim().is_empty() {
+            return Ok(LegResult::default());
+        }
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.push("vector");
+        let fts = FullTextSearchQuery::new(query)
+            .with_column("fts".to_string())
+            .map_err(|e| Error::Storage(e.to_string()))?;
+        let mut q = t.query().full_text_search(fts).limit(limit).select(Select::columns(&cols));
+        if let Some(f) = filter {
+            q = q.only_if(f);
+        }
+        match q.execute().await {
+            Ok(stream) => {
+                let batches: Vec<_> = stream.try_collect().await?;
+                collect_leg(&batches, "_score")
+            }
+            Err(e) if e.to_string().to_lowercase().contains("index") => Ok(LegResult::default()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
 }
 
 fn collect_leg(batches: &[arrow_array::RecordBatch], score_col: &str) -> Result<LegResult> {
