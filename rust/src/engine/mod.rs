@@ -67,9 +67,4 @@ impl Engine {
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
         block_on(search::recall(&self.store, &self.models, query, opts))
     }
-
-    /// Embeds texts with the memory's embedder (rows of a matrix, for callers that want the vectors).
-    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        self.models.embedder.embed_many(texts, &|_| {})
-    }
 }

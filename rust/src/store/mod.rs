@@ -179,7 +179,7 @@ impl Store {
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
-        let fragments = self.fragments(&t).await;
+        let fragments = self.fragments();
         if fragments >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
         }
@@ -213,7 +213,8 @@ impl Store {
         Ok(!has("fts") || !has("session_id") || vector_due)
     }
 
-    async fn fragments(&self, _t: &Table) -> usize {
+    /// Data files of the dataset: one per append until compaction merges them.
+    fn fragments(&self) -> usize {
         std::fs::read_dir(self.home.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0)
     }
 
@@ -258,7 +259,7 @@ impl Store {
         let Some(t) = self.table().await else { return Ok(s) };
         s.rows = t.count_rows(None).await?;
         s.version = t.version().await?;
-        s.fragments = self.fragments(&t).await;
+        s.fragments = self.fragments();
         for idx in t.list_indices().await? {
             let st = t.index_stats(&idx.name).await?;
             let unindexed = st.map(|x| x.num_unindexed_rows).unwrap_or(0);
