@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use super::lock::{WriterLock, LOCK_WAIT};
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::options::DEFAULT_SCAN_CONTEXT;
+use crate::options::{RecallOptions, DEFAULT_SCAN_CONTEXT};
 use crate::runtime::block_on;
-use crate::search::{assemble_turns, preview, TurnText};
+use crate::search::{assemble_turns, build_filter, preview, TurnText};
 use crate::store::{sql_str, StoreStats, ROW_COLUMNS};
 
 /// Characters of the opening ask and the last word in a sketch.
@@ -110,14 +110,7 @@ impl Engine {
     /// Sessions, newest first, with first and last time and turn count; `since`/`until` (ms) keep sessions
     /// with a turn in that range.
     pub fn sessions(&self, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<SessionInfo>> {
-        let mut parts = Vec::new();
-        if let Some(s) = since_ms {
-            parts.push(format!("ts_ms >= {s}"));
-        }
-        if let Some(u) = until_ms {
-            parts.push(format!("ts_ms <= {u}"));
-        }
-        let filter = if parts.is_empty() { None } else { Some(parts.join(" AND ")) };
+        let filter = build_filter(&RecallOptions { since_ms, until_ms, ..Default::default() });
         let rows = block_on(self.store.scan(filter, &["session_id", "turn_uuid", "ts", "ts_ms"]))?;
         // (first key, first ts, last key, last ts, turns)
         let mut acc: BTreeMap<String, (i64, String, i64, String, std::collections::HashSet<String>)> = BTreeMap::new();
