@@ -62,6 +62,19 @@ def indexed_history(n: int, keep_index: bool = False, reindex: bool = False, see
     return out
 
 
+def child_json(cmd: list[str]) -> dict:
+    """Runs one benchmark configuration in its own process (so its peak memory is its own) from the repo
+    root; returns the JSON object on its last stdout line, echoed to stderr."""
+    import sys
+
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO)
+    if p.returncode != 0:
+        raise RuntimeError(f"{cmd} failed: {p.stderr[-2000:]}")
+    row = json.loads(p.stdout.strip().splitlines()[-1])
+    print(json.dumps(row), file=sys.stderr)
+    return row
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from .harness import child_json
 from .metrics import hit_rates, percentiles
 from .rerank import machine, peak_rss_mb
 
@@ -126,11 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, "-m", "benches.int8", "--n", str(args.n), "--seed", str(args.seed), "--child", label]
         if args.questions:
             cmd += ["--questions", str(args.questions)]
-        p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=Path(__file__).parents[1])
-        if p.returncode != 0:
-            raise RuntimeError(f"{cmd} failed: {p.stderr[-2000:]}")
-        rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
-        print(json.dumps(rows[-1]), file=sys.stderr)
+        rows.append(child_json(cmd))
     print(f"machine: {machine()}\n")
     print(f"history: {args.n} conversations (seed {args.seed}), {rows[0]['n']} questions, long phrasing\n")
     print(table(rows))

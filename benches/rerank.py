@@ -29,15 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import resource
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from .harness import child_json
+from .latency import machine
 from .metrics import percentiles
 
 OUT = Path(__file__).parent / "out"
@@ -50,18 +50,6 @@ CALLS = {"minilm": 20, "bge-reranker-base": 5}  # base-sized calls take seconds 
 TARGETS_MS = {("minilm", 12): 150, ("bge-reranker-base", 30): 1500}
 REFERENCE = "reference funes CLI, bge-reranker-base, pool 30: ~3 s and ~1.6 GB per call"
 PASSAGE_CHARS = (300, 600)
-
-
-def machine() -> str:
-    """Cores, CPU model, memory and Python: the context a latency needs."""
-    cpu = "unknown cpu"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
 def peak_rss_mb() -> int:
@@ -254,11 +242,7 @@ def main(argv: list[str] | None = None) -> int:
                        "--child", shape, str(pool), "1" if int8 else "0"]  # fmt: skip
                 if args.no_onnxruntime or int8:  # the yardstick is for the fp32 rows
                     cmd.append("--no-onnxruntime")
-                p = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=Path(__file__).parents[1])
-                if p.returncode != 0:
-                    raise RuntimeError(f"{cmd} failed: {p.stderr[-2000:]}")
-                rows.append(json.loads(p.stdout.strip().splitlines()[-1]))
-                print(json.dumps(rows[-1]), file=sys.stderr)
+                rows.append(child_json(cmd))
     print(f"machine: {machine()}\n")
     print(f"beside: {REFERENCE}\n")
     print(table(rows))
