@@ -20,7 +20,7 @@ impl CrossEncoder {
         if spec.kind != ModelKind::CrossEncoder {
             return Err(Error::Model(format!("{} is a {:?}, not a cross-encoder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, 1, threads)? })
+        Ok(Self { model: OnnxModel::load(dir, spec, 1, threads, 0)? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

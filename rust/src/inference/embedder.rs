@@ -10,18 +10,23 @@ use crate::error::{Error, Result};
 /// Texts per forward pass when indexing. Texts are sorted by length first, so a batch pads little.
 pub const EMBED_BATCH: usize = 32;
 
+fn latency_threads() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(super::onnx::LATENCY_THREADS)
+}
+
 pub struct Embedder {
     model: OnnxModel,
 }
 
 impl Embedder {
-    /// Loads a converted model directory with a pool of `pool` sessions.
+    /// Loads a converted model directory with a pool of `pool` one-thread sessions and the latency session
+    /// for single queries (see `onnx`).
     pub fn load(dir: &Path, pool: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::Embedder {
             return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1)? })
+        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, latency_threads())? })
     }
 
     pub fn spec(&self) -> &ModelSpec {
