@@ -41,8 +41,10 @@ def models():
     return Models.load()
 
 
-@pytest.fixture
-def engine(models, tmp_path):
+@pytest.fixture(params=[True, False], ids=["resident", "lance"])
+def engine(models, tmp_path, request):
+    """An engine on a fresh memory, once per recall path: the resident copy in RAM (what a warm engine
+    uses) and Lance's own indexes (what the CLI uses). Every engine test holds for both."""
     from funes_py import Engine
 
-    return Engine(tmp_path / "memory", models=models)
+    return Engine(tmp_path / "memory", models=models, resident=request.param)

@@ -1,7 +1,7 @@
 """The engine-core acceptance bar: a 300-conversation synthetic history (one hidden fact each, confusers on
 purpose) and 100 paraphrased questions: the right fact in the top 3 for at least 95, in the top 8 for all.
 Recency is off (half-life 0): the history is spread over a year and the questions are not about recent
-things."""
+things. Both recall paths must pass: the resident copy (int8 scan, in-memory BM25) and Lance's indexes."""
 
 from __future__ import annotations
 
@@ -17,11 +17,23 @@ from benches.metrics import hit_at_k  # noqa: E402
 pytestmark = pytest.mark.models
 
 
-def test_hit_at_3_and_8_on_300_conversations(engine, tmp_path):
+@pytest.fixture(scope="module")
+def indexed_300(models, tmp_path_factory):
+    from funes_py import Engine
+
     history = generate(300, seed=7)
-    root = write_history(history, tmp_path / "history")
-    report = engine.index(root / "src")
+    root = write_history(history, tmp_path_factory.mktemp("q300") / "history")
+    report = Engine(root / "memory", models=models, resident=False).index(root / "src")
     assert report.bad_lines == [] and report.files == 300
+    return history, root / "memory"
+
+
+@pytest.mark.parametrize("resident", [True, False], ids=["resident", "lance"])
+def test_hit_at_3_and_8_on_300_conversations(indexed_300, models, resident):
+    from funes_py import Engine
+
+    history, home = indexed_300
+    engine = Engine(home, models=models, resident=resident)
     hits3 = hits8 = 0
     misses = []
     for q in history.questions:

@@ -4,6 +4,7 @@ import numpy.typing as npt
 
 __version__: str
 DEFAULT_K: int
+DEFAULT_RESIDENT: bool
 DEFAULT_CANDIDATES: int
 DEFAULT_HALF_LIFE_DAYS: float
 DEFAULT_NEIGHBORS: int
@@ -193,7 +194,7 @@ class Models:
     def rerank_scores(self, query: str, passages: list[str]) -> list[float]: ...
 
 class Engine:
-    def __init__(self, home: str, models: Models) -> None: ...
+    def __init__(self, home: str, models: Models, resident: bool = ...) -> None: ...
     @staticmethod
     def rebuild(home: str, models: Models) -> tuple[Engine, int]: ...
     @property

@@ -134,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
         if not args.path:
             print("index needs a PATH (or --rebuild)", file=sys.stderr)
             return EXIT_USAGE
-        eng = Engine(home, models)
+        eng = Engine(home, models, resident=False)
         report = eng.index(args.path, _progress if sys.stderr.isatty() else None)
         for b in report.bad_lines:
             print(f"skipped {b.file}:{b.line}: {b.reason}", file=sys.stderr)
@@ -151,7 +151,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         return EXIT_OK
 
-    eng = Engine(home, models)
+    # One command per process: Lance's indexes answer it directly; a resident copy would cost a full scan.
+    eng = Engine(home, models, resident=False)
     if args.cmd == "recall":
         query = " ".join(args.query).strip()
         if not query:

@@ -1,4 +1,4 @@
-//! What the BM25 leg sees. Pure.
+//! What the BM25 leg sees. Pure (Lance's analyzer is a pure function of the text).
 //!
 //! Lance's `simple` tokenizer splits on punctuation, so `MT-4471` becomes `mt` + `4471`: a query for it would
 //! rank every `MT-…` ticket and every `4471` alike. Rather than a custom tokenizer inside the index, the text
@@ -8,6 +8,10 @@
 //! An identifier is a run of letters and digits joined by `-`, `_`, `.` or `/` that contains at least one
 //! letter, one digit and one separator: `MT-4471`, `N-11`, `BLD-9W2LNZYG`, `K-047`, `v1.2.3`; not `e-mail`
 //! (no digit) nor `3.5` (no letter).
+
+use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
+use lance_index::scalar::InvertedIndexParams;
+use lance_tokenizer::TokenStream;
 
 /// The glued forms of the identifiers in `text`, lower-cased, in order of appearance, without repeats.
 pub fn identifier_tokens(text: &str) -> Vec<String> {
@@ -82,9 +86,68 @@ pub fn fts_query(query: &str) -> String {
     words.join(" ")
 }
 
+/// Lance's BM25 analyzer with the parameters the FTS index is built with (`store` builds it with the
+/// defaults): the simple tokenizer, lower case, English stemming and stop words, ASCII folding, tokens of at
+/// most 40 characters. The resident BM25 (`resident::bm25`) tokenizes with it, so both BM25 implementations
+/// see exactly the same terms.
+pub struct Bm25Analyzer(Box<dyn LanceTokenizer>);
+
+impl Bm25Analyzer {
+    pub fn new() -> Self {
+        Self(InvertedIndexParams::default().build().expect("the default FTS parameters are valid"))
+    }
+
+    /// The terms a stored passage contributes to the index (its `fts_document` form).
+    pub fn document(&mut self, text: &str) -> Vec<String> {
+        collect(self.0.token_stream_for_doc(&fts_document(text)))
+    }
+
+    /// The terms of a query (its `fts_query` form), each once.
+    pub fn query(&mut self, query: &str) -> Vec<String> {
+        let mut terms = collect(self.0.token_stream_for_search(&fts_query(query)));
+        let mut seen = std::collections::HashSet::new();
+        terms.retain(|t| seen.insert(t.clone()));
+        terms
+    }
+}
+
+impl Default for Bm25Analyzer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn collect(mut stream: lance_tokenizer::BoxTokenStream<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    while stream.advance() {
+        out.push(stream.token().text.clone());
+    }
+    out
+}
+
+thread_local! {
+    static BM25_ANALYZER: std::cell::RefCell<Bm25Analyzer> = std::cell::RefCell::new(Bm25Analyzer::new());
+}
+
+/// Runs `f` with this thread's analyzer (building one costs its stemmer and stop-word list; a query should
+/// not pay that).
+pub fn with_bm25_analyzer<R>(f: impl FnOnce(&mut Bm25Analyzer) -> R) -> R {
+    BM25_ANALYZER.with(|a| f(&mut a.borrow_mut()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bm25_analyzer_stems_drops_stop_words_and_keeps_glued_ids() {
+        let mut a = Bm25Analyzer::new();
+        let doc = a.document("The pumps were leaking at MT-4471");
+        assert!(doc.contains(&"pump".to_string()), "{doc:?}");
+        assert!(doc.contains(&"mt4471".to_string()), "{doc:?}");
+        assert!(!doc.contains(&"the".to_string()), "{doc:?}");
+        assert_eq!(a.query("leaking pump pump MT-4471?"), vec!["leak", "pump", "mt", "4471", "mt4471"]);
+    }
 
     #[test]
     fn glues_identifiers() {

@@ -15,7 +15,7 @@ pub const MAX_CHARS: usize = 1200;
 pub const OVERLAP: usize = 150;
 
 /// One searchable piece of a block, with everything recall needs to show where it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Chunk {
     pub id: String,
     pub text: String,

@@ -7,9 +7,10 @@
 //! ```text
 //! write:  .funes.jsonl bytes → ingest (Turns) → chunk (Chunks) → inference (embed) → store (append + index)
 //! read:   query → inference (embed) → search [bm25 ‖ dense → fuse → (rerank) → recency → neighbours] → Hits
+//!         (legs and neighbours answered by `resident`, the warm engine's copy in RAM, or by Lance queries)
 //! ```
 //! Dependencies point down only: `py` → `engine` → {`search`, `store`, `inference`, `chunk`, `ingest`} →
-//! {`options`, `error`}. Nothing below `engine` knows about Python.
+//! {`resident`, `analyzer`} → {`options`, `error`}. Nothing below `engine` knows about Python.
 //!
 //! | module      | job                                                                   | pure? |
 //! |-------------|-----------------------------------------------------------------------|-------|
@@ -18,6 +19,7 @@
 //! | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens      | yes   |
 //! | `inference` | the embedder (and the reranker hook); the only module naming `ort`      | no    |
 //! | `store`     | the Lance dataset; the only module naming `lancedb` or Arrow           | no    |
+//! | `resident`  | a warm memory's copy in RAM: int8 vectors, BM25 postings, sessions     | yes   |
 //! | `search`    | rank fusion and recency (pure kernels) and the recall pipeline          | mixed |
 //! | `engine`    | the facade: decides what a call does, owns the lock and the runtime     | no    |
 //! | `py`        | the PyO3 binding (feature `python`): extract, release the GIL, call, convert | no |
@@ -36,6 +38,7 @@ pub mod error;
 pub mod inference;
 pub mod ingest;
 pub mod options;
+pub mod resident;
 pub mod runtime;
 pub mod search;
 pub mod store;
@@ -45,4 +48,4 @@ mod py;
 
 pub use engine::Engine;
 pub use error::{Error, Result};
-pub use options::RecallOptions;
+pub use options::{EngineOptions, RecallOptions};

@@ -100,6 +100,24 @@ impl Default for RecallOptions {
     }
 }
 
+/// Whether an engine keeps a resident copy of its memory for recall (see `resident`).
+pub const DEFAULT_RESIDENT: bool = true;
+
+/// Options of an open memory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineOptions {
+    /// Answer recall from a copy of the memory in RAM (built by the first recall, kept in step with
+    /// writes). Right for anything that recalls more than once (a server, a notebook); a process that
+    /// answers one query and exits (the CLI) is faster without it, as loading the copy costs a full scan.
+    pub resident: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        Self { resident: DEFAULT_RESIDENT }
+    }
+}
+
 /// Options of an index run.
 #[derive(Debug, Clone, Default)]
 pub struct IndexOptions {

@@ -103,8 +103,13 @@ impl Engine {
 
     /// Re-embeds every stored chunk with the loaded embedder, from the text already stored (no source files
     /// needed), and replaces the dataset in one commit. The way out of a model mismatch.
-    pub fn rebuild(home: &Path, models: std::sync::Arc<crate::inference::Models>, progress: IndexProgress) -> Result<(Self, usize)> {
-        let engine = Self::open_unchecked(home, models)?;
+    pub fn rebuild(
+        home: &Path,
+        models: std::sync::Arc<crate::inference::Models>,
+        opts: &crate::options::EngineOptions,
+        progress: IndexProgress,
+    ) -> Result<(Self, usize)> {
+        let engine = Self::open_unchecked(home, models, opts)?;
         let _lock = WriterLock::acquire(home, LOCK_WAIT)?;
         let rows = block_on(engine.store.scan(None, ROW_COLUMNS))?;
         let texts: Vec<&str> = rows.iter().map(|r| r.chunk.text.as_str()).collect();

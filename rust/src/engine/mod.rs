@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::inference::Models;
-use crate::options::RecallOptions;
+use crate::options::{EngineOptions, RecallOptions};
 use crate::runtime::block_on;
 use crate::search::{self, Hit};
 use crate::store::Store;
@@ -31,14 +31,14 @@ pub struct Engine {
 impl Engine {
     /// Opens (or creates) the memory at `home`. A memory built with another embedder is refused with
     /// `Error::ModelMismatch`, which says how to rebuild.
-    pub fn open(home: &Path, models: Arc<Models>) -> Result<Self> {
-        let engine = Self::open_unchecked(home, models)?;
+    pub fn open(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
+        let engine = Self::open_unchecked(home, models, opts)?;
         engine.check_model()?;
         Ok(engine)
     }
 
-    fn open_unchecked(home: &Path, models: Arc<Models>) -> Result<Self> {
-        let store = block_on(Store::open(home))?;
+    fn open_unchecked(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
+        let store = block_on(Store::open(home, opts.resident))?;
         Ok(Self { home: home.to_path_buf(), store, models })
     }
 

@@ -10,7 +10,7 @@ use super::classes;
 use super::to_py;
 use crate::engine as core;
 use crate::inference::{self, CrossEncoder, Embedder};
-use crate::options::{parse_time_bound, RecallOptions, DEFAULT_GET_WINDOW};
+use crate::options::{parse_time_bound, EngineOptions, RecallOptions, DEFAULT_GET_WINDOW, DEFAULT_RESIDENT};
 
 /// Rows of vectors → a (n, dim) float32 array, moved without a copy.
 fn matrix(py: Python<'_>, rows: Vec<Vec<f32>>, dim: usize) -> PyResult<Bound<'_, PyArray2<f32>>> {
@@ -102,9 +102,11 @@ fn bound(s: Option<String>, upper: bool) -> PyResult<Option<i64>> {
 #[pymethods]
 impl Engine {
     #[new]
-    fn new(py: Python<'_>, home: PathBuf, models: &Models) -> PyResult<Self> {
+    #[pyo3(signature = (home, models, resident=DEFAULT_RESIDENT))]
+    fn new(py: Python<'_>, home: PathBuf, models: &Models, resident: bool) -> PyResult<Self> {
         let m = models.inner.clone();
-        let inner = py.detach(|| core::Engine::open(&home, m)).map_err(to_py)?;
+        let opts = EngineOptions { resident };
+        let inner = py.detach(|| core::Engine::open(&home, m, &opts)).map_err(to_py)?;
         Ok(Self { inner: Arc::new(inner) })
     }
 
@@ -112,7 +114,8 @@ impl Engine {
     #[staticmethod]
     fn rebuild(py: Python<'_>, home: PathBuf, models: &Models) -> PyResult<(Self, usize)> {
         let m = models.inner.clone();
-        let (inner, n) = py.detach(|| core::Engine::rebuild(&home, m, &|_, _| {})).map_err(to_py)?;
+        let opts = EngineOptions::default();
+        let (inner, n) = py.detach(|| core::Engine::rebuild(&home, m, &opts, &|_, _| {})).map_err(to_py)?;
         Ok((Self { inner: Arc::new(inner) }, n))
     }
 

@@ -12,7 +12,8 @@ use crate::analyzer::{fts_query, id_terms};
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::Models;
-use crate::options::{Legs, RecallOptions, NEIGHBOR_PREVIEW_CHARS, RERANK_AUTO_POOL_FACTOR, RRF_K};
+use crate::options::{Legs as LegChoice, RecallOptions, NEIGHBOR_PREVIEW_CHARS, RERANK_AUTO_POOL_FACTOR, RRF_K};
+use crate::resident::{code_query, Resident};
 use crate::store::{sql_str, LegResult, Store, StoredChunk, ROW_COLUMNS};
 use fusion::{identifier_ranking, recency_weight, rrf_fuse};
 
@@ -82,46 +83,32 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
         (None, Some(_)) => candidates >= RERANK_AUTO_POOL_FACTOR * opts.k,
         (_, None) => false,
     };
-    let Some(searcher) = store.searcher().await else { return Ok(Vec::new()) };
-    let filter = build_filter(opts);
-    let join = |e: tokio::task::JoinError| Error::Storage(format!("search task failed: {e}"));
-    // The legs run as tasks on the runtime's workers; the BM25 leg starts first, so it overlaps the query
-    // embedding, which is CPU work on the calling thread (as is reranking).
-    let bm25_task = (opts.legs != Legs::Dense)
-        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), candidates, filter.clone())));
-    let qv = models.embedder.embed_batch(&[query])?.remove(0);
-    let dense_task = (opts.legs != Legs::Bm25)
-        .then(|| tokio::spawn(searcher.dense(qv.clone(), candidates, filter.clone(), opts.exact)));
-    let dense = match dense_task {
-        Some(t) => t.await.map_err(join)??,
-        None => LegResult::default(),
+    let legs = if !opts.exact && store.resident_ready().await? {
+        let qv = models.embedder.embed_batch(&[query])?.remove(0);
+        store.with_resident(|r| resident_legs(r, query, &qv, candidates, opts))
+    } else {
+        None
     };
-    let bm25 = match bm25_task {
-        Some(t) => t.await.map_err(join)??,
-        None => LegResult::default(),
+    let legs = match legs {
+        Some(l) => l,
+        None => match lance_legs(store, models, query, candidates, opts).await? {
+            Some(l) => l,
+            None => return Ok(Vec::new()),
+        },
     };
-
-    let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();
-    let bm25_ids: Vec<String> = bm25.rows.iter().map(|r| r.chunk.id.clone()).collect();
-    let mut rows: HashMap<String, StoredChunk> = HashMap::new();
-    let mut terms: Vec<(String, Vec<String>)> = Vec::new();
-    for r in bm25.rows.into_iter().chain(dense.rows) {
-        if !rows.contains_key(&r.chunk.id) {
-            terms.push((r.chunk.id.clone(), id_terms(&r.chunk.text)));
-            rows.insert(r.chunk.id.clone(), r);
-        }
-    }
+    let Legs { dense_ids, bm25_ids, mut rows } = legs;
+    let terms: Vec<(String, Vec<String>)> = bm25_ids
+        .iter()
+        .chain(&dense_ids)
+        .filter_map(|id| rows.get(id).map(|c| (id.clone(), id_terms(&c.row.chunk.text))))
+        .collect();
     let wanted = id_terms(query);
     // The identifier leg is lexical evidence: it runs with BM25, not in a dense-only comparison.
-    let id_leg = if opts.legs == Legs::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
+    let id_leg = if opts.legs == LegChoice::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
     let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[(&dense_ids, opts.dense_weight), (&bm25_ids, 1.0), (&id_leg, 1.0)], RRF_K)
         .into_iter()
         .take(candidates)
-        .filter_map(|(id, s)| rows.remove(&id).map(|r| (r, s)))
-        .map(|(r, s)| {
-            let sim = cosine(&qv, &r.vector);
-            (r, s, sim)
-        })
+        .filter_map(|(id, s)| rows.remove(&id).map(|c| (c.row, s, c.similarity)))
         .filter(|(_, _, sim)| opts.min_similarity.is_none_or(|floor| *sim >= floor))
         .collect();
     if opts.identifier_guard && !wanted.is_empty() {
@@ -154,6 +141,87 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
     Ok(hits)
 }
 
+/// A passage found by a leg, with its similarity to the query (what the relevance floor compares).
+struct Candidate {
+    row: StoredChunk,
+    similarity: f32,
+}
+
+/// What the search legs found: each leg's ranking by chunk id, and the rows behind them.
+struct Legs {
+    dense_ids: Vec<String>,
+    bm25_ids: Vec<String>,
+    rows: HashMap<String, Candidate>,
+}
+
+/// Whether a row passes the options' date range and role / block-type filters: `build_filter` as a
+/// predicate, for the resident copy (a row without a time fails any date bound, as NULL does in SQL).
+pub fn admits(opts: &RecallOptions, row: &StoredChunk) -> bool {
+    let within = |bound: Option<i64>, ok: fn(i64, i64) -> bool| bound.is_none_or(|b| row.ts_ms.is_some_and(|t| ok(t, b)));
+    within(opts.since_ms, |t, b| t >= b)
+        && within(opts.until_ms, |t, b| t <= b)
+        && (opts.roles.is_empty() || opts.roles.contains(&row.chunk.role))
+        && (opts.block_types.is_empty() || opts.block_types.contains(&row.chunk.block_type))
+}
+
+/// Both legs over the resident copy: an exhaustive int8 scan and an in-memory BM25, on this thread.
+fn resident_legs(r: &Resident, query: &str, qv: &[f32], candidates: usize, opts: &RecallOptions) -> Legs {
+    let cq = code_query(qv);
+    let admit = |row: &StoredChunk| admits(opts, row);
+    let filtered = build_filter(opts).is_some();
+    let dense = if opts.legs != LegChoice::Bm25 { r.dense(&cq, candidates, filtered.then_some(&admit as _)) } else { Vec::new() };
+    let bm25 = if opts.legs != LegChoice::Dense { r.bm25(query, candidates, &admit) } else { Vec::new() };
+    let mut rows = HashMap::new();
+    let mut ids = |found: &[(usize, f32)]| -> Vec<String> {
+        found
+            .iter()
+            .map(|&(i, _)| {
+                let row = r.row(i);
+                rows.entry(row.chunk.id.clone()).or_insert_with(|| Candidate { row: row.clone(), similarity: r.cosine(i, &cq) });
+                row.chunk.id.clone()
+            })
+            .collect()
+    };
+    let dense_ids = ids(&dense);
+    let bm25_ids = ids(&bm25);
+    Legs { dense_ids, bm25_ids, rows }
+}
+
+/// Both legs as Lance queries, each its own task on the runtime's workers. The BM25 leg starts first, so it
+/// overlaps the query embedding, which is CPU work on the calling thread. `None`: the memory has no data.
+async fn lance_legs(
+    store: &Store,
+    models: &Models,
+    query: &str,
+    candidates: usize,
+    opts: &RecallOptions,
+) -> Result<Option<Legs>> {
+    let Some(searcher) = store.searcher().await else { return Ok(None) };
+    let filter = build_filter(opts);
+    let join = |e: tokio::task::JoinError| Error::Storage(format!("search task failed: {e}"));
+    let bm25_task = (opts.legs != LegChoice::Dense)
+        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), candidates, filter.clone())));
+    let qv = models.embedder.embed_batch(&[query])?.remove(0);
+    let dense_task = (opts.legs != LegChoice::Bm25)
+        .then(|| tokio::spawn(searcher.dense(qv.clone(), candidates, filter.clone(), opts.exact)));
+    let dense = match dense_task {
+        Some(t) => t.await.map_err(join)??,
+        None => LegResult::default(),
+    };
+    let bm25 = match bm25_task {
+        Some(t) => t.await.map_err(join)??,
+        None => LegResult::default(),
+    };
+    let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    let bm25_ids: Vec<String> = bm25.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    let mut rows = HashMap::new();
+    for r in bm25.rows.into_iter().chain(dense.rows) {
+        let similarity = cosine(&qv, &r.vector);
+        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity });
+    }
+    Ok(Some(Legs { dense_ids, bm25_ids, rows }))
+}
+
 /// Adds the turns within `window` of each hit (not the hit's own turn), one preview per turn, fetched in one
 /// scan for all hits.
 async fn attach_neighbors(store: &Store, hits: &mut [Hit], window: usize) -> Result<()> {
@@ -163,8 +231,18 @@ async fn attach_neighbors(store: &Store, hits: &mut [Hit], window: usize) -> Res
     let mut sessions: Vec<String> = hits.iter().map(|h| sql_str(&h.chunk.session_id)).collect();
     sessions.sort();
     sessions.dedup();
-    let filter = format!("session_id IN ({})", sessions.join(", "));
-    let rows = store.scan(Some(filter), ROW_COLUMNS).await?;
+    let resident = store.with_resident(|r| {
+        hits.iter().flat_map(|h| r.session(&h.chunk.session_id)).cloned().collect::<Vec<StoredChunk>>()
+    });
+    let rows = match resident {
+        Some(mut rows) => {
+            // Two hits of one session listed its rows twice.
+            let mut seen = std::collections::HashSet::new();
+            rows.retain(|r| seen.insert(r.chunk.id.clone()));
+            rows
+        }
+        None => store.scan(Some(format!("session_id IN ({})", sessions.join(", "))), ROW_COLUMNS).await?,
+    };
     let mut by_session: HashMap<String, Vec<StoredChunk>> = HashMap::new();
     for r in rows {
         by_session.entry(r.chunk.session_id.clone()).or_default().push(r);

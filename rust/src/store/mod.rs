@@ -6,11 +6,18 @@
 //! (`engine::lock`) keeps two index runs from writing at once. New rows are searchable at once: both search
 //! legs scan the rows not yet in an index and merge them in. Every write is one Lance commit, so a crash
 //! leaves the previous version intact.
+//!
+//! A warm store also keeps a resident copy (`crate::resident`) that recall searches instead of issuing Lance
+//! queries. It is built from one scan on the first recall and tagged with the Lance version it reflects. This
+//! process's own appends extend it in place (the slow part, coding and analysing, is done before the brief
+//! write lock, so readers wait at most for a few pushes); deletes drop it; a version this process did not
+//! write (another process indexed) makes the next recall build it again.
 
 pub mod schema;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -23,6 +30,7 @@ use lancedb::{Connection, DistanceType, Table};
 use tokio::sync::RwLock;
 
 use crate::error::{Error, Result};
+use crate::resident::{self, Resident};
 pub use schema::{sql_str, StoredChunk, ROW_COLUMNS};
 
 /// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
@@ -67,12 +75,42 @@ pub struct Store {
     conn: Connection,
     /// `None` until the first append creates the dataset.
     table: RwLock<Option<Table>>,
+    /// Whether recall may build and use the resident copy (a one-shot process should not: loading it
+    /// costs more than a few indexed Lance queries).
+    keep_resident: bool,
+    /// The resident copy; `None` until a recall builds it, and after a delete.
+    resident: std::sync::RwLock<Option<Resident>>,
+    /// One build of the resident copy at a time.
+    resident_build: tokio::sync::Mutex<()>,
+    /// Writes of this process in progress: while any runs, a new dataset version is ours, not another
+    /// process's, and the writer itself brings the resident copy up to date.
+    own_writes: AtomicUsize,
 }
+
+/// Counts one of this process's writes while it lives.
+struct OwnWrite<'a>(&'a AtomicUsize);
+
+impl<'a> OwnWrite<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        Self(n)
+    }
+}
+
+impl Drop for OwnWrite<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Attempts at a resident build before settling for a copy that a concurrent commit already outdated (the
+/// next recall then builds again).
+const RESIDENT_BUILD_TRIES: usize = 3;
 
 impl Store {
     /// Opens the memory at `home` (creating the directory). Does not create the dataset: an empty memory
     /// has none until its first append.
-    pub async fn open(home: &Path) -> Result<Self> {
+    pub async fn open(home: &Path, keep_resident: bool) -> Result<Self> {
         std::fs::create_dir_all(home).map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
         let uri = home.to_string_lossy().to_string();
         let conn = lancedb::connect(&uri).read_consistency_interval(READ_CONSISTENCY).execute().await?;
@@ -82,7 +120,15 @@ impl Store {
         } else {
             None
         };
-        Ok(Self { home: home.to_path_buf(), conn, table: RwLock::new(table) })
+        Ok(Self {
+            home: home.to_path_buf(),
+            conn,
+            table: RwLock::new(table),
+            keep_resident,
+            resident: std::sync::RwLock::new(None),
+            resident_build: tokio::sync::Mutex::new(()),
+            own_writes: AtomicUsize::new(0),
+        })
     }
 
     pub fn home(&self) -> &Path {
@@ -141,10 +187,15 @@ impl Store {
         let schema = schema::schema(dim, stamp);
         let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
         let batch = schema::to_batch(&schema, rows, &fts)?;
+        let _own = OwnWrite::new(&self.own_writes);
         let mut guard = self.table.write().await;
         match guard.as_ref() {
             Some(t) => {
+                let before = t.version().await?;
                 t.add(batch).execute().await?;
+                let after = t.version().await?;
+                drop(guard);
+                self.resident_append(before, after, rows);
             }
             None => {
                 let t = self.conn.create_table(schema::TABLE, batch).execute().await?;
@@ -154,11 +205,97 @@ impl Store {
         Ok(())
     }
 
+    /// Extends the resident copy with rows this process just committed (`before` → `after`). If the copy
+    /// was not at `before`, or another commit slipped in between, it is dropped: the next recall rebuilds.
+    fn resident_append(&self, before: u64, after: u64, rows: &[StoredChunk]) {
+        let current = self.resident.read().expect("resident lock").as_ref().map(|r| r.version);
+        if current.is_none() {
+            return;
+        }
+        let prepared = (current == Some(before) && after == before + 1).then(|| resident::prepare(rows.to_vec()));
+        let mut guard = self.resident.write().expect("resident lock");
+        match (guard.as_mut(), prepared) {
+            (Some(r), Some(p)) if r.version == before => {
+                r.extend(p);
+                r.version = after;
+            }
+            _ => *guard = None,
+        }
+    }
+
+    /// Moves the resident copy along commits that change no rows (index, compaction, pruning) made by this
+    /// process from `before`.
+    fn resident_follow(&self, before: u64, after: u64) {
+        if let Some(r) = self.resident.write().expect("resident lock").as_mut() {
+            if r.version == before {
+                r.version = after;
+            }
+        }
+    }
+
+    fn resident_drop(&self) {
+        *self.resident.write().expect("resident lock") = None;
+    }
+
+    /// Makes the resident copy current (building it from one scan when missing or outdated by another
+    /// process's commit) and says whether recall can search it. `false`: this store keeps none, or the
+    /// memory is empty.
+    pub async fn resident_ready(&self) -> Result<bool> {
+        if !self.keep_resident {
+            return Ok(false);
+        }
+        let current = || self.resident.read().expect("resident lock").as_ref().map(|r| r.version);
+        for _ in 0..RESIDENT_BUILD_TRIES {
+            let Some(t) = self.table().await else { return Ok(false) };
+            let version = t.version().await?;
+            // While this process writes, new versions are its own and the writer updates the copy.
+            if current() == Some(version) || (current().is_some() && self.own_writes.load(Ordering::SeqCst) > 0) {
+                return Ok(true);
+            }
+            let _one = self.resident_build.lock().await;
+            let version = t.version().await?;
+            if current() == Some(version) {
+                return Ok(true);
+            }
+            let built = self.build_resident(&t, version).await?;
+            let settled = t.version().await? == version;
+            let mut guard = self.resident.write().expect("resident lock");
+            *guard = Some(built);
+            if settled {
+                return Ok(true);
+            }
+        }
+        Ok(self.resident.read().expect("resident lock").is_some())
+    }
+
+    /// The resident copy of the dataset at `version`, from one streamed scan.
+    async fn build_resident(&self, t: &Table, version: u64) -> Result<Resident> {
+        let dim = match self.model_stamp().await? {
+            Some((_, dim)) => dim,
+            None => 0,
+        };
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.push("vector");
+        let mut stream = t.query().select(Select::columns(&cols)).execute().await?;
+        let mut r = Resident::new(dim, version);
+        while let Some(batch) = stream.try_next().await? {
+            r.extend(resident::prepare(schema::from_batch(&batch)?));
+        }
+        Ok(r)
+    }
+
+    /// Runs `f` on the resident copy, if there is one.
+    pub fn with_resident<R>(&self, f: impl FnOnce(&Resident) -> R) -> Option<R> {
+        self.resident.read().expect("resident lock").as_ref().map(f)
+    }
+
     /// Replaces the whole dataset with `rows` in one commit (a rebuild with another model).
     pub async fn overwrite(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
         let schema = schema::schema(dim, stamp);
         let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
         let batch = schema::to_batch(&schema, rows, &fts)?;
+        let _own = OwnWrite::new(&self.own_writes);
+        self.resident_drop();
         let mut guard = self.table.write().await;
         let t = self
             .conn
@@ -168,7 +305,9 @@ impl Store {
             .await?;
         *guard = Some(t);
         drop(guard);
-        self.refresh_indexes(true).await
+        self.refresh_indexes(true).await?;
+        self.resident_drop();
+        Ok(())
     }
 
     /// Brings the indexes up to date after a write: creates the BM25 index on the first write, the vector
@@ -176,6 +315,8 @@ impl Store {
     /// (incremental, never a full rebuild). Compacts when fragments pile up and prunes old versions.
     pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
         let Some(t) = self.table().await else { return Ok(()) };
+        let _own = OwnWrite::new(&self.own_writes);
+        let before = t.version().await?;
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
@@ -200,7 +341,9 @@ impl Store {
             let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions);
             t.create_index(&["vector"], Index::IvfPq(builder)).replace(true).execute().await?;
         }
-        self.prune(PRUNE_AFTER, false).await
+        self.prune(PRUNE_AFTER, false).await?;
+        self.resident_follow(before, t.version().await?);
+        Ok(())
     }
 
     /// Whether an index this memory should have is missing (a memory written by an older version, or a
@@ -222,12 +365,15 @@ impl Store {
     /// only safe while the writer lock is held.
     pub async fn prune(&self, older_than: Duration, delete_unverified: bool) -> Result<()> {
         let Some(t) = self.table().await else { return Ok(()) };
+        let _own = OwnWrite::new(&self.own_writes);
+        let before = t.version().await?;
         t.optimize(OptimizeAction::Prune {
             older_than: Some(lancedb::table::Duration::from_std(older_than).unwrap_or(lancedb::table::Duration::zero())),
             delete_unverified: Some(delete_unverified),
             error_if_tagged_old_versions: Some(false),
         })
         .await?;
+        self.resident_follow(before, t.version().await?);
         Ok(())
     }
 
@@ -239,6 +385,8 @@ impl Store {
         if n == 0 {
             return Ok(0);
         }
+        let _own = OwnWrite::new(&self.own_writes);
+        self.resident_drop();
         t.delete(filter).await?;
         let options = CompactionOptions { materialize_deletions: true, materialize_deletions_threshold: 0.0, ..Default::default() };
         t.optimize(OptimizeAction::Compact { options, remap_options: None }).await?;
@@ -246,6 +394,7 @@ impl Store {
             self.refresh_indexes(true).await?;
         }
         self.prune(Duration::ZERO, true).await?;
+        self.resident_drop();
         Ok(n)
     }
 
