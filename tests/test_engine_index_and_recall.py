@@ -117,3 +117,16 @@ def test_bad_arguments_raise_catchable_errors(engine, src, tmp_path):
         engine.get("no-such-session")
     with pytest.raises(FileNotFoundError):
         engine.index(tmp_path / "missing")
+
+
+def test_identical_texts_embed_once(engine, tmp_path):
+    src = tmp_path / "dup"
+    ack = "Noted, I'll refer back to that when it comes up."
+    for i in range(3):
+        write_conversation(src / f"d{i}.funes.jsonl", f"d{i}", [("user", f"Status of line L-{i}0?"), ("assistant", ack)])
+    report = engine.index(src)
+    assert report.chunks_added == 6
+    assert report.texts_embedded == 4  # three questions, one shared acknowledgement
+    hits = [h for h in engine.recall(ack, k=8, half_life_days=0, neighbors=0) if h.text == ack]
+    assert {h.session_id for h in hits} == {"d0", "d1", "d2"}
+    assert max(h.similarity for h in hits) - min(h.similarity for h in hits) < 1e-6

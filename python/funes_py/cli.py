@@ -146,7 +146,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print(
                 f"indexed {report.files} files ({report.files_unchanged} unchanged), {report.turns} turns: "
-                f"{report.chunks_added} chunks added, {report.chunks_skipped} already stored, "
+                f"{report.chunks_added} chunks added ({report.texts_embedded} texts embedded), "
+                f"{report.chunks_skipped} already stored, "
                 f"{len(report.bad_lines)} bad lines, {report.seconds:.1f}s"
             )
         return EXIT_OK

@@ -3,7 +3,7 @@
 //! directory adds nothing. A crash mid-run leaves every committed batch in place and the next run picks up
 //! the rest (the ids already stored are skipped).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,6 +12,7 @@ use super::state::{signature, IndexState};
 use super::Engine;
 use crate::chunk::chunk_turn;
 use crate::error::Result;
+use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, BadLine};
 use crate::runtime::block_on;
 use crate::search::fusion::parse_ts_ms;
@@ -19,6 +20,40 @@ use crate::store::{StoredChunk, ROW_COLUMNS};
 
 /// Chunks embedded and committed together: bounds memory and the work a crash can lose.
 pub const APPEND_BATCH: usize = 4_096;
+
+/// Texts up to this length are remembered across batches of a run (repeats are short: acknowledgements,
+/// greetings, boilerplate); longer ones are shared only within their batch.
+const REUSE_MAX_CHARS: usize = 400;
+/// At most this many remembered vectors per run (about 60 MB at 384 dimensions).
+const REUSE_MAX_TEXTS: usize = 40_000;
+
+/// Vectors of the texts embedded in one run. Identical texts (acknowledgements, greetings, repeated tool
+/// output: a third of the benchmark history) embed once; the model is deterministic, so a reused vector is
+/// the one the text would get.
+#[derive(Default)]
+struct VectorCache {
+    vectors: HashMap<String, Vec<f32>>,
+    /// Texts actually run through the model.
+    embedded: usize,
+}
+
+impl VectorCache {
+    /// One vector per text, embedding only the texts not seen before in this run. `progress` counts texts.
+    fn embed(&mut self, embedder: &Embedder, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+        let mut queued = HashSet::new();
+        let todo: Vec<&str> = texts.iter().copied().filter(|t| !self.vectors.contains_key(*t) && queued.insert(*t)).collect();
+        let scale = |d: usize| d * texts.len() / todo.len().max(1);
+        let fresh: HashMap<&str, Vec<f32>> = todo.iter().copied().zip(embedder.embed_many(&todo, &|d| progress(scale(d)))?).collect();
+        self.embedded += todo.len();
+        let out = texts.iter().map(|t| self.vectors.get(*t).or_else(|| fresh.get(t)).expect("embedded above").clone()).collect();
+        for (t, v) in fresh {
+            if t.chars().count() <= REUSE_MAX_CHARS && self.vectors.len() < REUSE_MAX_TEXTS {
+                self.vectors.insert(t.to_string(), v);
+            }
+        }
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexReport {
@@ -31,6 +66,9 @@ pub struct IndexReport {
     pub chunks_added: usize,
     /// Chunks of the parsed files that were already stored.
     pub chunks_skipped: usize,
+    /// Distinct texts embedded: fewer than `chunks_added` when texts repeat (an identical text embeds once
+    /// per run and its vector is reused).
+    pub texts_embedded: usize,
     pub bad_lines: Vec<BadLine>,
     /// Files that could not be read at all (each with its error); the rest of the run goes on.
     pub unreadable: Vec<(PathBuf, String)>,
@@ -80,12 +118,13 @@ impl Engine {
         let total = chunks.len();
         let spec = self.models.embedder.spec();
         let mut done = 0;
+        let mut vectors = VectorCache::default();
         for batch in chunks.chunks(APPEND_BATCH) {
             let texts: Vec<&str> = batch.iter().map(|c| c.text.as_str()).collect();
-            let vectors = self.models.embedder.embed_many(&texts, &|d| progress(done + d, total))?;
+            let embedded = vectors.embed(&self.models.embedder, &texts, &|d| progress(done + d, total))?;
             let rows: Vec<StoredChunk> = batch
                 .iter()
-                .zip(vectors)
+                .zip(embedded)
                 .map(|(c, v)| StoredChunk { ts_ms: parse_ts_ms(&c.ts), chunk: c.clone(), vector: v })
                 .collect();
             block_on(self.store.append(&rows, spec.dim, &spec.stamp()))?;
@@ -95,6 +134,7 @@ impl Engine {
         if report.chunks_added > 0 || block_on(self.store.needs_index())? {
             block_on(self.store.refresh_indexes(false))?;
         }
+        report.texts_embedded = vectors.embedded;
         state.files.extend(parsed_sigs);
         state.save(&self.home)?;
         report.seconds = started.elapsed().as_secs_f64();
@@ -114,7 +154,7 @@ impl Engine {
         let rows = block_on(engine.store.scan(None, ROW_COLUMNS))?;
         let texts: Vec<&str> = rows.iter().map(|r| r.chunk.text.as_str()).collect();
         let total = texts.len();
-        let vectors = engine.models.embedder.embed_many(&texts, &|d| progress(d, total))?;
+        let vectors = VectorCache::default().embed(&engine.models.embedder, &texts, &|d| progress(d, total))?;
         let rows: Vec<StoredChunk> = rows.iter().zip(vectors).map(|(r, v)| StoredChunk { vector: v, ..r.clone() }).collect();
         let spec = engine.models.embedder.spec();
         if !rows.is_empty() {

@@ -89,6 +89,7 @@ pub struct IndexReport {
     pub turns: usize,
     pub chunks_added: usize,
     pub chunks_skipped: usize,
+    pub texts_embedded: usize,
     pub bad_lines: Vec<BadLine>,
     pub unreadable: Vec<(String, String)>,
     pub seconds: f64,
@@ -103,6 +104,7 @@ impl From<core::IndexReport> for IndexReport {
             turns: r.turns,
             chunks_added: r.chunks_added,
             chunks_skipped: r.chunks_skipped,
+            texts_embedded: r.texts_embedded,
             bad_lines: r
                 .bad_lines
                 .into_iter()
