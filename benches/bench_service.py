@@ -13,7 +13,8 @@ tenants is the cost of a warm tenant (store handle and caches; the models are sh
 
 Read the ratios between cells, not the absolute floor: the client runs on the same machine and its
 Python MCP stack costs about as much CPU as the server's, so at 16 clients the client is part of the
-measurement. Prints a markdown table.
+measurement. CPU seconds of the server process and of this client process are counted per cell, so the
+table also says what one call costs each side. Prints a markdown table.
 """
 
 from __future__ import annotations
@@ -127,13 +128,17 @@ async def cell(server: Server, n_tenants: int, n_clients: int, seconds: float) -
     lat: list[float] = []
     errors: list[int] = []
     stop_at = time.perf_counter() + seconds
+    server_cpu0, client_cpu0 = sum(server.ps.cpu_times()[:2]), sum(os.times()[:2])
     t0 = time.perf_counter()
     await asyncio.gather(*(client(server.url + "/mcp", tokens[i % n_tenants], stop_at, lat, errors)
                            for i in range(n_clients)))
     wall = time.perf_counter() - t0
+    server_cpu, client_cpu = sum(server.ps.cpu_times()[:2]) - server_cpu0, sum(os.times()[:2]) - client_cpu0
     lat.sort()
+    n = max(1, len(lat))
     return {"n": len(lat), "rps": len(lat) / wall, "p50": 1000 * statistics.median(lat),
-            "p95": 1000 * lat[min(len(lat) - 1, int(0.95 * len(lat)))], "errors": len(errors)}
+            "p95": 1000 * lat[min(len(lat) - 1, int(0.95 * len(lat)))], "errors": len(errors),
+            "server_cpu_ms": 1000 * server_cpu / n, "client_cpu_ms": 1000 * client_cpu / n}
 
 
 async def warm(server: Server, tokens: list[str]) -> list[float]:
@@ -186,10 +191,15 @@ def main() -> int:
 
     print(f"## Recall service through MCP (k=3, candidates=8, no reranker; {args.seconds:.0f} s per cell, "
           f"FUNES_MAX_CONCURRENT_RECALLS={args.max_concurrent}, {os.cpu_count()} CPUs)\n")
-    print("| tenants | clients | recalls/s | p50 ms | p95 ms | calls | errors |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| tenants | clients | recalls/s | p50 ms | p95 ms | calls | errors | server CPU ms/call | client CPU ms/call |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for n_t, n_c, r in rows:
-        print(f"| {n_t} | {n_c} | {r['rps']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['n']} | {r['errors']} |")
+        print(f"| {n_t} | {n_c} | {r['rps']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['n']} | {r['errors']} "
+              f"| {r['server_cpu_ms']:.1f} | {r['client_cpu_ms']:.1f} |")
+    busiest = max(rows, key=lambda x: x[2]["rps"])[2]
+    print(f"\nCPU per call at the busiest cell: server {busiest['server_cpu_ms']:.1f} ms, client (same machine) "
+          f"{busiest['client_cpu_ms']:.1f} ms. With the client elsewhere, {os.cpu_count()} cores would serve about "
+          f"{1000 * (os.cpu_count() or 1) / busiest['server_cpu_ms']:.0f} recalls/s (CPU bound, derived, not measured).")
     per_tenant = (rss_n - rss_1) / max(1, n_max - 1)
     print(f"\nResident memory: {rss_1:.0f} MiB with 1 warm tenant, {rss_n:.0f} MiB with {n_max} "
           f"({rss_0:.0f} MiB at start, models loaded); about {per_tenant:.1f} MiB per extra warm tenant.")

@@ -130,7 +130,10 @@ async def mcp_recall_many(url: str, token: str | None, queries: list[str]) -> li
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0, read=60.0)) as http:
         async with streamable_http_client(url, http_client=http) as (read, write, _):
             async with ClientSession(read, write) as session:
-                await session.initialize()
+                init = await session.initialize()
+                from funes_py import __version__
+
+                assert init.serverInfo.name == "funes" and init.serverInfo.version == __version__
                 out = []
                 for q in queries:
                     result = await session.call_tool("recall_my_conversations", {"query": q})

@@ -18,6 +18,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from .._funes import __version__
 from .auth import TenantTokenVerifier
 from .passages import UNAVAILABLE
 from .service import Service
@@ -68,6 +69,9 @@ def build_mcp(service: Service, verifier: TenantTokenVerifier) -> FastMCP:
         json_response=True,
         log_level=cfg.log_level.upper(),  # type: ignore[arg-type]
     )
+    # serverInfo.version is ours. Without it the SDK reports its own version, looked up with
+    # importlib.metadata on every stateless request (5% of the server's CPU under load).
+    mcp._mcp_server.version = __version__
 
     @mcp.tool(
         name=TOOL_NAME,
