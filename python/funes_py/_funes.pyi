@@ -5,6 +5,7 @@ import numpy.typing as npt
 __version__: str
 DEFAULT_K: int
 DEFAULT_RESIDENT: bool
+DEFAULT_QUERY_THREADS: int
 DEFAULT_CANDIDATES: int
 DEFAULT_HALF_LIFE_DAYS: float
 DEFAULT_NEIGHBORS: int
@@ -183,7 +184,9 @@ class ForgetReport:
 
 class Models:
     @staticmethod
-    def from_dirs(embedder_dir: str, reranker_dir: str | None = None, pool: int = 2) -> Models: ...
+    def from_dirs(
+        embedder_dir: str, reranker_dir: str | None = None, pool: int = 2, query_threads: int = ...
+    ) -> Models: ...
     @property
     def embedder_name(self) -> str: ...
     @property

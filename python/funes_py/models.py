@@ -20,7 +20,7 @@ import numpy as np
 from . import _funes
 from .config import settings
 
-_CACHE: dict[tuple[str, str | None, int], "Models"] = {}
+_CACHE: dict[tuple[str, str | None, int, int], "Models"] = {}
 _LOCK = threading.Lock()
 
 
@@ -59,22 +59,25 @@ class Models:
         embedder: str | os.PathLike[str] | None = None,
         reranker: str | os.PathLike[str] | None = None,
         sessions: int | None = None,
+        query_threads: int | None = None,
     ) -> "Models":
         """Loads (or returns the already loaded) models. ``embedder``/``reranker``: a model directory or the
         name of a cached model; ``None`` reads ``FUNES_EMBEDDER`` / ``FUNES_RERANKER``, then the defaults
-        (the packaged all-MiniLM-L6-v2; no reranker)."""
+        (the packaged all-MiniLM-L6-v2; no reranker). ``query_threads``: threads for one query's embedding
+        (``FUNES_QUERY_THREADS``, else 2: lowest latency; a server under load does better with 1)."""
         s = settings()
         embedder = embedder if embedder is not None else s.embedder
         reranker = reranker if reranker is not None else s.reranker
         sessions = sessions or s.model_sessions
+        query_threads = query_threads or s.query_threads or _funes.DEFAULT_QUERY_THREADS
         # Keyed on the arguments as given, so a second load costs nothing (not even resolving).
-        key = (str(embedder), str(reranker) if reranker else None, sessions)
+        key = (str(embedder), str(reranker) if reranker else None, sessions, query_threads)
         with _LOCK:
             if key not in _CACHE:
                 emb_dir = _resolve(embedder, "embedder")
                 rr_dir = _resolve(reranker, "cross_encoder") if reranker else None
                 _funes.init_ort(onnxruntime_library())
-                inner = _funes.Models.from_dirs(str(emb_dir), str(rr_dir) if rr_dir else None, sessions)
+                inner = _funes.Models.from_dirs(str(emb_dir), str(rr_dir) if rr_dir else None, sessions, query_threads)
                 _CACHE[key] = cls(inner, emb_dir, rr_dir)
             return _CACHE[key]
 

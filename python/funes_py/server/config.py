@@ -30,6 +30,9 @@ DEFAULT_RECALL_IDENTIFIER_GUARD = True
 DEFAULT_RECALL_MAX_CHARS = 4000
 DEFAULT_RECALL_MAX_QUERY_CHARS = 1000
 DEFAULT_MAX_CONCURRENT_RECALLS = 4
+# Threads per query embedding (FUNES_QUERY_THREADS overrides): recalls run concurrently here, and one thread
+# each is the most recalls per core (the library's default of 2 is for the lowest latency on an idle machine).
+DEFAULT_QUERY_THREADS = 1
 DEFAULT_RECALL_TIMEOUT_S = 10.0
 
 # Tenants.

@@ -10,8 +10,12 @@ use crate::error::{Error, Result};
 /// Texts per forward pass when indexing. Texts are sorted by length first, so a batch pads little.
 pub const EMBED_BATCH: usize = 32;
 
-fn latency_threads() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(super::onnx::LATENCY_THREADS)
+/// Threads for one query's embedding (capped at the machine's cores): 2 gives the lowest latency on an
+/// idle machine; a server under concurrent load does better with 1 (`funes-py serve` uses 1).
+pub const DEFAULT_QUERY_THREADS: usize = 2;
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
 }
 
 pub struct Embedder {
@@ -19,14 +23,14 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    /// Loads a converted model directory with a pool of `pool` one-thread sessions and the latency session
-    /// for single queries (see `onnx`).
-    pub fn load(dir: &Path, pool: usize) -> Result<Self> {
+    /// Loads a converted model directory with a pool of `pool` one-thread sessions and, with
+    /// `query_threads` > 1, a session with that many threads for single queries (see `onnx`).
+    pub fn load(dir: &Path, pool: usize, query_threads: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::Embedder {
             return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, latency_threads())? })
+        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.min(cores()))? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

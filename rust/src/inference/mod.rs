@@ -12,7 +12,7 @@ mod onnx;
 mod spec;
 
 pub use cross_encoder::{sigmoid, CrossEncoder};
-pub use embedder::Embedder;
+pub use embedder::{Embedder, DEFAULT_QUERY_THREADS};
 pub use spec::{ModelKind, ModelSpec, Pooling};
 
 use std::path::{Path, PathBuf};

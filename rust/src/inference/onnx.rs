@@ -1,8 +1,10 @@
 //! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`). The
 //! embedder's pool sessions use one intra-op thread each (indexing and concurrent recalls get their
-//! parallelism from several sessions at once), plus one latency session with a thread per core (up to
-//! `LATENCY_THREADS`) that a single query takes when it is free: a query embedding is the largest step of
-//! a warm recall, and two threads cut it from about 7 ms to 3.5 ms (MiniLM, one 20-token query). The
+//! parallelism from several sessions at once), plus, when asked for (`query_threads` > 1), one latency
+//! session with that many threads that a single query takes when it is free: a query embedding is the
+//! largest step of a warm recall, and two threads cut it from about 7 ms to 3.5 ms (MiniLM, one 20-token
+//! query). Two threads cost about 1.5 times the CPU of one, so a server answering many recalls at once
+//! gets more of them per second with one (see `DEFAULT_QUERY_THREADS`). The
 //! reranker uses one session with threads for every core (a rerank is one big job, and each session holds its
 //! own copy of the weights: a base-sized cross-encoder is 1.1 GB).
 
@@ -17,9 +19,6 @@ use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
 use super::spec::ModelSpec;
 use crate::error::{Error, Result};
-
-/// Most intra-op threads of the latency session.
-pub const LATENCY_THREADS: usize = 2;
 
 pub(super) struct OnnxModel {
     pub spec: ModelSpec,

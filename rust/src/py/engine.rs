@@ -28,14 +28,21 @@ pub struct Models {
 
 #[pymethods]
 impl Models {
-    /// Loads converted model directories (see `funes_py.convert`): the embedder with `pool` sessions, the
-    /// reranker with one session using every core.
+    /// Loads converted model directories (see `funes_py.convert`): the embedder with `pool` one-thread
+    /// sessions (plus one with `query_threads` threads for single queries), the reranker with one session
+    /// using every core.
     #[staticmethod]
-    #[pyo3(signature = (embedder_dir, reranker_dir=None, pool=2))]
-    fn from_dirs(py: Python<'_>, embedder_dir: PathBuf, reranker_dir: Option<PathBuf>, pool: usize) -> PyResult<Self> {
+    #[pyo3(signature = (embedder_dir, reranker_dir=None, pool=2, query_threads=inference::DEFAULT_QUERY_THREADS))]
+    fn from_dirs(
+        py: Python<'_>,
+        embedder_dir: PathBuf,
+        reranker_dir: Option<PathBuf>,
+        pool: usize,
+        query_threads: usize,
+    ) -> PyResult<Self> {
         let models = py
             .detach(|| -> crate::Result<_> {
-                let embedder = Embedder::load(&embedder_dir, pool)?;
+                let embedder = Embedder::load(&embedder_dir, pool, query_threads)?;
                 let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
                 let reranker = reranker_dir.map(|d| CrossEncoder::load(&d, threads)).transpose()?;
                 Ok(inference::Models { embedder, reranker })
