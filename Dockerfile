@@ -47,13 +47,16 @@ RUN --mount=type=bind,from=build,source=/dist,target=/dist \
 
 USER funes
 # Models baked in: a warm-up index + recall converts the packaged all-MiniLM-L6-v2 to ONNX under
-# FUNES_MODELS_DIR and runs it once, so the container needs no download, ever (HF_HUB_OFFLINE above).
+# FUNES_MODELS_DIR, quantizes it to int8 (the service's default embedder) and runs it once, so the container
+# needs no download, ever (HF_HUB_OFFLINE above). The fp32 model (the CLI's default) is converted too.
 RUN python - <<'PY'
 import json, pathlib, tempfile
 from funes_py import Engine, Models
 import funes_py.server.app  # the service imports cleanly with the [serve] extra
+from funes_py.server.config import DEFAULT_EMBEDDER
 
-models = Models.load()
+Models.load()
+models = Models.load(DEFAULT_EMBEDDER)
 with tempfile.TemporaryDirectory() as d:
     src = pathlib.Path(d, "warmup.funes.jsonl")
     src.write_text(json.dumps({

@@ -11,10 +11,10 @@ reported separately. Excluded: server start-up and indexing.
 Memory: server RSS with 1 warm tenant and with all tenants warm; the difference divided by the extra
 tenants is the cost of a warm tenant (store handle and caches; the models are shared).
 
-Read the ratios between cells, not the absolute floor: the client runs on the same machine and its
-Python MCP stack costs about as much CPU as the server's, so at 16 clients the client is part of the
-measurement. CPU seconds of the server process and of this client process are counted per cell, so the
-table also says what one call costs each side. Prints a markdown table.
+Read the ratios between cells, not the absolute floor: the client runs on the same machine and takes a
+share of its two cores. CPU seconds of the server process and of this client process are counted per
+cell, so the table also says what one call costs each side (the client's share turned out small, about
+3 ms a call against the server's 6-15 ms). Prints a markdown table.
 """
 
 from __future__ import annotations

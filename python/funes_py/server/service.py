@@ -25,7 +25,7 @@ from typing import Any
 
 from .auth import TENANT_HEX_CHARS, tenant_id
 from ..config import settings
-from .config import DEFAULT_QUERY_THREADS, ServiceConfig
+from .config import DEFAULT_EMBEDDER, DEFAULT_QUERY_THREADS, ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
 from .tenants import TenantRegistry
@@ -64,8 +64,9 @@ class Service:
             t0 = time.perf_counter()
             # One thread per query embedding: concurrent recalls share the cores, and a second thread per
             # query costs half again its CPU (measured: about 150 recalls/s at 16 clients instead of 110).
-            threads = settings().query_threads or DEFAULT_QUERY_THREADS
-            self._models = await asyncio.to_thread(Models.load, query_threads=threads)
+            env = settings()
+            embedder, threads = env.embedder or DEFAULT_EMBEDDER, env.query_threads or DEFAULT_QUERY_THREADS
+            self._models = await asyncio.to_thread(Models.load, embedder, query_threads=threads)
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
         self.registry = TenantRegistry(
