@@ -4,7 +4,7 @@
     python -m benches.rerank --calls 10      # fewer timed calls
     python -m benches.rerank --no-int8       # skip the int8 rows (quantizing the base model takes ~1 min)
 
-What is timed: `Models.rerank_scores(query, pool)` (tokenise the pairs, batches of 16, ONNX Runtime, one
+What is timed: `Models.rerank_scores(query, pool)` (tokenise the pairs, one pair per forward pass, ONNX Runtime, one
 logit each), warm, in process, wall time per call; each call a different query and pool of 300-600-character
 passages cut from the benchmark history. Excluded: the rest of a recall (search, fusion, neighbours: see
 benches/latency.py) and the model load. Each configuration runs in its own process, so its peak RSS
@@ -45,7 +45,7 @@ MODELS = OUT / "rerank-models"
 SHAPES = {"minilm": ("MiniLM-sized (6×384, like ms-marco-MiniLM-L-6-v2)", None),
           "bge-reranker-base": ("base-sized (12×768, like bge-reranker-base)", 250_002)}  # fmt: skip
 POOLS = (12, 30)
-RERANK_BATCH = 16  # rust/src/inference/cross_encoder.rs
+RERANK_BATCH = 1  # rust/src/inference/cross_encoder.rs
 CALLS = {"minilm": 20, "bge-reranker-base": 5}  # base-sized calls take seconds each
 TARGETS_MS = {("minilm", 12): 150, ("bge-reranker-base", 30): 1500}
 REFERENCE = "reference funes CLI, bge-reranker-base, pool 30: ~3 s and ~1.6 GB per call"
