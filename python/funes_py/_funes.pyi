@@ -1,6 +1,38 @@
 # Typed surface of the compiled engine (rust/src/py). Checked against the module by mypy.stubtest in tests.
+from typing import final
+
 import numpy as np
 import numpy.typing as npt
+
+__all__ = [
+    "FunesError",
+    "ModelMismatchError",
+    "MemoryLockedError",
+    "InvalidInputError",
+    "ModelError",
+    "StorageError",
+    "init_ort",
+    "Models",
+    "Engine",
+    "Neighbor",
+    "Hit",
+    "BadLine",
+    "IndexReport",
+    "Turn",
+    "ScanMatch",
+    "SessionInfo",
+    "Sketch",
+    "Status",
+    "ForgetReport",
+    "DEFAULT_K",
+    "DEFAULT_RESIDENT",
+    "DEFAULT_QUERY_THREADS",
+    "DEFAULT_CANDIDATES",
+    "DEFAULT_HALF_LIFE_DAYS",
+    "DEFAULT_NEIGHBORS",
+    "DEFAULT_GET_WINDOW",
+    "__version__",
+]
 
 __version__: str
 DEFAULT_K: int
@@ -18,8 +50,9 @@ class InvalidInputError(FunesError): ...
 class ModelError(FunesError): ...
 class StorageError(FunesError): ...
 
-def init_ort(path: str | None = None) -> str: ...
+def init_ort(path: str | None) -> str: ...
 
+@final
 class Neighbor:
     @property
     def turn_uuid(self) -> str: ...
@@ -32,6 +65,7 @@ class Neighbor:
     @property
     def text(self) -> str: ...
 
+@final
 class Hit:
     @property
     def session_id(self) -> str: ...
@@ -60,6 +94,7 @@ class Hit:
     @property
     def neighbors(self) -> list[Neighbor]: ...
 
+@final
 class BadLine:
     @property
     def file(self) -> str: ...
@@ -68,6 +103,7 @@ class BadLine:
     @property
     def reason(self) -> str: ...
 
+@final
 class IndexReport:
     @property
     def files(self) -> int: ...
@@ -88,6 +124,7 @@ class IndexReport:
     @property
     def seconds(self) -> float: ...
 
+@final
 class Turn:
     @property
     def session_id(self) -> str: ...
@@ -104,6 +141,7 @@ class Turn:
     @property
     def block_types(self) -> list[str]: ...
 
+@final
 class ScanMatch:
     @property
     def turn_uuid(self) -> str: ...
@@ -116,6 +154,7 @@ class ScanMatch:
     @property
     def excerpt(self) -> str: ...
 
+@final
 class SessionInfo:
     @property
     def session_id(self) -> str: ...
@@ -126,6 +165,7 @@ class SessionInfo:
     @property
     def turns(self) -> int: ...
 
+@final
 class Sketch:
     @property
     def session_id(self) -> str: ...
@@ -144,6 +184,7 @@ class Sketch:
     @property
     def last_role(self) -> str: ...
 
+@final
 class Status:
     @property
     def home(self) -> str: ...
@@ -172,6 +213,7 @@ class Status:
     @property
     def disk_bytes(self) -> int: ...
 
+@final
 class ForgetReport:
     @property
     def session_id(self) -> str: ...
@@ -182,6 +224,7 @@ class ForgetReport:
     @property
     def turns_removed(self) -> int: ...
 
+@final
 class Models:
     @staticmethod
     def from_dirs(
@@ -198,8 +241,9 @@ class Models:
     def embed(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
     def rerank_scores(self, query: str, passages: list[str]) -> list[float]: ...
 
+@final
 class Engine:
-    def __init__(self, home: str, models: Models, resident: bool = ...) -> None: ...
+    def __new__(cls, home: str, models: Models, resident: bool = ...) -> Engine: ...
     @staticmethod
     def rebuild(home: str, models: Models) -> tuple[Engine, int]: ...
     @property
@@ -221,7 +265,7 @@ class Engine:
         rerank: bool | None = None,
         now: str | None = None,
         legs: str = "hybrid",
-        dense_weight: float = 1.0,
+        dense_weight: float = ...,
         exact: bool = False,
     ) -> list[Hit]: ...
     def get(self, session_id: str, turn_uuid: str | None = None, window: int = ...) -> list[Turn]: ...
