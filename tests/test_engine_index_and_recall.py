@@ -130,3 +130,22 @@ def test_identical_texts_embed_once(engine, tmp_path):
     hits = [h for h in engine.recall(ack, k=8, half_life_days=0, neighbors=0) if h.text == ack]
     assert {h.session_id for h in hits} == {"d0", "d1", "d2"}
     assert max(h.similarity for h in hits) - min(h.similarity for h in hits) < 1e-6
+
+
+def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):
+    """BM25 indexes each turn with the end of the turn before it, so "yes, go with them" is found by the
+    question's words; the text shown is the reply's own."""
+    src = tmp_path / "ctx"
+    write_conversation(src / "noise.funes.jsonl", "noise", [("user", "Lunch was fine."), ("assistant", "Good.")])
+    engine.index(src)
+    assert engine.recall("Kestrel", k=3, legs="bm25") == []  # also builds a resident engine's copy
+    reply = "Yes, go with them; sign by Friday."
+    write_conversation(
+        src / "c.funes.jsonl",
+        "ctx",
+        [("user", "Should we pick the Kestrel vendor for the cold-store retrofit?"), ("assistant", reply)],
+    )
+    engine.index(src)  # a resident engine extends its copy with these rows
+    hits = engine.recall("Kestrel vendor", k=3, half_life_days=0, neighbors=0, legs="bm25")
+    assert {h.turn_uuid for h in hits} == {"ctx-t0", "ctx-t1"}
+    assert next(h for h in hits if h.turn_uuid == "ctx-t1").text == reply

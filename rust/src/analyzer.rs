@@ -67,13 +67,15 @@ pub fn id_terms(text: &str) -> Vec<String> {
     out
 }
 
-/// The text stored in the `fts` column: the passage followed by its glued identifiers.
-pub fn fts_document(text: &str) -> String {
-    let ids = identifier_tokens(text);
+/// The text stored in the `fts` column: the passage's context (the end of the turn before it, see
+/// `chunk::turn_contexts`), the passage, then the glued identifiers of both.
+pub fn fts_document(text: &str, context: &str) -> String {
+    let body = if context.is_empty() { text.to_string() } else { format!("{context}\n{text}") };
+    let ids = identifier_tokens(&body);
     if ids.is_empty() {
-        return text.to_string();
+        return body;
     }
-    format!("{text}\n{}", ids.join(" "))
+    format!("{body}\n{}", ids.join(" "))
 }
 
 /// The BM25 query: the user's words plus the glued form of each identifier in them. Characters that the
@@ -97,9 +99,9 @@ impl Bm25Analyzer {
         Self(InvertedIndexParams::default().build().expect("the default FTS parameters are valid"))
     }
 
-    /// The terms a stored passage contributes to the index (its `fts_document` form).
-    pub fn document(&mut self, text: &str) -> Vec<String> {
-        collect(self.0.token_stream_for_doc(&fts_document(text)))
+    /// The terms a stored passage contributes to the index, from its `fts` text (`fts_document`).
+    pub fn document(&mut self, fts_text: &str) -> Vec<String> {
+        collect(self.0.token_stream_for_doc(fts_text))
     }
 
     /// The terms of a query (its `fts_query` form), each once.
@@ -142,7 +144,7 @@ mod tests {
     #[test]
     fn bm25_analyzer_stems_drops_stop_words_and_keeps_glued_ids() {
         let mut a = Bm25Analyzer::new();
-        let doc = a.document("The pumps were leaking at MT-4471");
+        let doc = a.document(&fts_document("The pumps were leaking at MT-4471", ""));
         assert!(doc.contains(&"pump".to_string()), "{doc:?}");
         assert!(doc.contains(&"mt4471".to_string()), "{doc:?}");
         assert!(!doc.contains(&"the".to_string()), "{doc:?}");
@@ -167,7 +169,7 @@ mod tests {
         let a = identifier_tokens("MT-4471");
         let b = identifier_tokens("MT-4472");
         assert_ne!(a, b);
-        assert!(!fts_document("ticket 4471 and MT-4472").contains("mt4471"));
+        assert!(!fts_document("ticket 4471 and MT-4472", "").contains("mt4471"));
     }
 
     #[test]
@@ -185,7 +187,8 @@ mod tests {
 
     #[test]
     fn document_keeps_text_and_appends_ids() {
-        assert_eq!(fts_document("no ids"), "no ids");
-        assert_eq!(fts_document("fix N-11 now"), "fix N-11 now\nn11");
+        assert_eq!(fts_document("no ids", ""), "no ids");
+        assert_eq!(fts_document("fix N-11 now", ""), "fix N-11 now\nn11");
+        assert_eq!(fts_document("Yes, C.", "Pick C for N-11?"), "Pick C for N-11?\nYes, C.\nn11");
     }
 }

@@ -75,6 +75,48 @@ pub fn chunk_turn(turn: &Turn) -> Vec<Chunk> {
     out
 }
 
+/// Characters of the previous turn indexed with each chunk for BM25: the end of the question or remark an
+/// answer replies to ("Should we pick option C for the N-11 chiller?" before "Yes, go with C.").
+pub const CONTEXT_CHARS: usize = 300;
+
+/// The BM25 context of every turn among `chunks`, keyed by (session_id, turn_uuid): the last
+/// `CONTEXT_CHARS` characters of the previous turn of its session (by seq), cut at a word; empty for a
+/// session's first turn. `chunks` must hold whole sessions (an index run parses whole files; a rebuild
+/// reads every stored row).
+pub fn turn_contexts(chunks: &[Chunk]) -> std::collections::HashMap<(String, String), String> {
+    let mut turns: std::collections::BTreeMap<(&str, i64, &str), Vec<&Chunk>> = std::collections::BTreeMap::new();
+    for c in chunks {
+        turns.entry((c.session_id.as_str(), c.seq, c.turn_uuid.as_str())).or_default().push(c);
+    }
+    let mut out = std::collections::HashMap::new();
+    let mut prev: Option<(&str, String)> = None;
+    for ((session, _, turn), mut parts) in turns {
+        parts.sort_by_key(|c| (c.block_idx, c.split_idx));
+        let context = match &prev {
+            Some((s, text)) if *s == session => tail_at_word(text, CONTEXT_CHARS),
+            _ => String::new(),
+        };
+        out.insert((session.to_string(), turn.to_string()), context);
+        // The turn's end is in its last piece (pieces are up to MAX_CHARS, longer than CONTEXT_CHARS).
+        let text = parts.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
+        prev = Some((session, text));
+    }
+    out
+}
+
+/// The last `max` characters of a text, starting at a word.
+fn tail_at_word(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.trim().to_string();
+    }
+    let tail: String = text.chars().skip(n - max).collect();
+    match tail.find(char::is_whitespace) {
+        Some(i) => tail[i..].trim().to_string(),
+        None => tail.trim().to_string(),
+    }
+}
+
 /// Splits text into overlapping pieces of at most `MAX_CHARS` code points.
 pub fn split(text: &str) -> Vec<String> {
     let text = text.trim();
@@ -158,6 +200,36 @@ pub fn elide_data_uris(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn piece(session: &str, turn: &str, seq: i64, split_idx: i64, text: &str) -> Chunk {
+        Chunk {
+            id: format!("{turn}-{split_idx}"),
+            text: text.into(),
+            session_id: session.into(),
+            turn_uuid: turn.into(),
+            seq,
+            split_idx,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_turn_is_indexed_with_the_end_of_the_turn_before() {
+        let long = format!("{} Should we pick option C for the N-11 chiller?", "filler ".repeat(80));
+        let chunks = vec![
+            piece("s", "t2", 2, 0, "Yes, go with C."),
+            piece("s", "t1", 1, 0, &long),
+            piece("s", "t0", 0, 0, "Morning!"),
+            piece("other", "u0", 5, 0, "Another session."),
+        ];
+        let ctx = turn_contexts(&chunks);
+        assert_eq!(ctx[&("s".to_string(), "t0".to_string())], "");
+        assert_eq!(ctx[&("s".to_string(), "t1".to_string())], "Morning!");
+        let c2 = &ctx[&("s".to_string(), "t2".to_string())];
+        assert!(c2.ends_with("Should we pick option C for the N-11 chiller?"), "{c2}");
+        assert!(c2.chars().count() <= CONTEXT_CHARS && c2.starts_with("filler"), "cut at a word: {c2}");
+        assert_eq!(ctx[&("other".to_string(), "u0".to_string())], "", "no context across sessions");
+    }
     use crate::ingest::Block;
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::lock::{WriterLock, LOCK_WAIT};
 use super::state::{signature, IndexState};
 use super::Engine;
-use crate::chunk::chunk_turn;
+use crate::chunk::{chunk_turn, turn_contexts};
 use crate::error::Result;
 use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, BadLine};
@@ -109,6 +109,8 @@ impl Engine {
                 Err(e) => report.unreadable.push((f.clone(), e.to_string())),
             }
         }
+        // Contexts come from whole parsed conversations, before the chunks already stored are dropped.
+        let contexts = turn_contexts(&chunks);
         if !chunks.is_empty() {
             let mut seen: HashSet<String> = if empty { HashSet::new() } else { block_on(self.store.ids())? };
             let before = chunks.len();
@@ -125,7 +127,12 @@ impl Engine {
             let rows: Vec<StoredChunk> = batch
                 .iter()
                 .zip(embedded)
-                .map(|(c, v)| StoredChunk { ts_ms: parse_ts_ms(&c.ts), chunk: c.clone(), vector: v })
+                .map(|(c, v)| StoredChunk {
+                    ts_ms: parse_ts_ms(&c.ts),
+                    context: contexts.get(&(c.session_id.clone(), c.turn_uuid.clone())).cloned().unwrap_or_default(),
+                    chunk: c.clone(),
+                    vector: v,
+                })
                 .collect();
             block_on(self.store.append(&rows, spec.dim, &spec.stamp()))?;
             done += batch.len();
@@ -155,7 +162,17 @@ impl Engine {
         let texts: Vec<&str> = rows.iter().map(|r| r.chunk.text.as_str()).collect();
         let total = texts.len();
         let vectors = VectorCache::default().embed(&engine.models.embedder, &texts, &|d| progress(d, total))?;
-        let rows: Vec<StoredChunk> = rows.iter().zip(vectors).map(|(r, v)| StoredChunk { vector: v, ..r.clone() }).collect();
+        let chunks: Vec<crate::chunk::Chunk> = rows.iter().map(|r| r.chunk.clone()).collect();
+        let contexts = turn_contexts(&chunks);
+        let rows: Vec<StoredChunk> = rows
+            .iter()
+            .zip(vectors)
+            .map(|(r, v)| StoredChunk {
+                vector: v,
+                context: contexts.get(&(r.chunk.session_id.clone(), r.chunk.turn_uuid.clone())).cloned().unwrap_or_default(),
+                ..r.clone()
+            })
+            .collect();
         let spec = engine.models.embedder.spec();
         if !rows.is_empty() {
             block_on(engine.store.overwrite(&rows, spec.dim, &spec.stamp()))?;

@@ -46,11 +46,15 @@ pub struct Prepared {
     terms: Vec<Vec<String>>,
 }
 
-/// Codes and analyses rows (their vectors are consumed).
-pub fn prepare(rows: Vec<StoredChunk>) -> Prepared {
+/// Codes and analyses rows (their vectors are consumed); `fts` is each row's `fts` column text, what
+/// Lance's BM25 index holds for it.
+pub fn prepare(rows: Vec<StoredChunk>, fts: Vec<String>) -> Prepared {
     let mut rows = rows;
     let codes = rows.iter_mut().map(|r| encode(&std::mem::take(&mut r.vector))).collect();
-    let terms = with_bm25_analyzer(|a| rows.iter().map(|r| a.document(&r.chunk.text)).collect());
+    let terms = with_bm25_analyzer(|a| fts.iter().map(|f| a.document(f)).collect());
+    for r in rows.iter_mut() {
+        r.context = String::new(); // in the terms now
+    }
     Prepared { rows, codes, terms }
 }
 
@@ -129,17 +133,23 @@ mod tests {
             },
             ts_ms: Some(seq),
             vector,
+            context: String::new(),
         }
+    }
+
+    fn prepare_rows(rows: Vec<StoredChunk>) -> Prepared {
+        let fts = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, &r.context)).collect();
+        prepare(rows, fts)
     }
 
     #[test]
     fn both_legs_and_sessions_answer_from_ram() {
         let mut r = Resident::new(3, 7);
-        r.extend(prepare(vec![
+        r.extend(prepare_rows(vec![
             row("a", "s1", 1, "the pump seal is leaking", vec![1.0, 0.0, 0.0]),
             row("b", "s1", 2, "ticket MT-4471 is open for it", vec![0.0, 1.0, 0.0]),
         ]));
-        r.extend(prepare(vec![row("c", "s2", 1, "ticket MT-4472 for the motor", vec![0.0, 0.0, 1.0])]));
+        r.extend(prepare_rows(vec![row("c", "s2", 1, "ticket MT-4472 for the motor", vec![0.0, 0.0, 1.0])]));
         assert_eq!(r.len(), 3);
         assert!(r.row(0).vector.is_empty(), "vectors are dropped once coded");
         let q = code_query(&[0.1, 0.9, 0.0]);

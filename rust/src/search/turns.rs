@@ -73,7 +73,7 @@ mod tests {
             ],
         };
         let mut rows: Vec<StoredChunk> =
-            chunk_turn(&turn).into_iter().map(|c| StoredChunk { chunk: c, ts_ms: None, vector: vec![] }).collect();
+            chunk_turn(&turn).into_iter().map(|c| StoredChunk { chunk: c, ..Default::default() }).collect();
         rows.reverse();
         let turns = assemble_turns(rows);
         assert_eq!(turns.len(), 1);

@@ -185,7 +185,7 @@ impl Store {
             return Ok(());
         }
         let schema = schema::schema(dim, stamp);
-        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
+        let fts = fts_texts(rows);
         let batch = schema::to_batch(&schema, rows, &fts)?;
         let _own = OwnWrite::new(&self.own_writes);
         let mut guard = self.table.write().await;
@@ -195,7 +195,7 @@ impl Store {
                 t.add(batch).execute().await?;
                 let after = t.version().await?;
                 drop(guard);
-                self.resident_append(before, after, rows);
+                self.resident_append(before, after, rows, fts);
             }
             None => {
                 let t = self.conn.create_table(schema::TABLE, batch).execute().await?;
@@ -207,12 +207,12 @@ impl Store {
 
     /// Extends the resident copy with rows this process just committed (`before` → `after`). If the copy
     /// was not at `before`, or another commit slipped in between, it is dropped: the next recall rebuilds.
-    fn resident_append(&self, before: u64, after: u64, rows: &[StoredChunk]) {
+    fn resident_append(&self, before: u64, after: u64, rows: &[StoredChunk], fts: Vec<String>) {
         let current = self.resident.read().expect("resident lock").as_ref().map(|r| r.version);
         if current.is_none() {
             return;
         }
-        let prepared = (current == Some(before) && after == before + 1).then(|| resident::prepare(rows.to_vec()));
+        let prepared = (current == Some(before) && after == before + 1).then(|| resident::prepare(rows.to_vec(), fts));
         let mut guard = self.resident.write().expect("resident lock");
         match (guard.as_mut(), prepared) {
             (Some(r), Some(p)) if r.version == before => {
@@ -275,11 +275,12 @@ impl Store {
             None => 0,
         };
         let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
-        cols.push("vector");
+        cols.extend(["vector", "fts"]);
         let mut stream = t.query().select(Select::columns(&cols)).execute().await?;
         let mut r = Resident::new(dim, version);
         while let Some(batch) = stream.try_next().await? {
-            r.extend(resident::prepare(schema::from_batch(&batch)?));
+            let fts = schema::string_column(&batch, "fts").ok_or_else(|| Error::Storage("no fts column".into()))?;
+            r.extend(resident::prepare(schema::from_batch(&batch)?, fts));
         }
         Ok(r)
     }
@@ -292,8 +293,7 @@ impl Store {
     /// Replaces the whole dataset with `rows` in one commit (a rebuild with another model).
     pub async fn overwrite(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
         let schema = schema::schema(dim, stamp);
-        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text)).collect();
-        let batch = schema::to_batch(&schema, rows, &fts)?;
+        let batch = schema::to_batch(&schema, rows, &fts_texts(rows))?;
         let _own = OwnWrite::new(&self.own_writes);
         self.resident_drop();
         let mut guard = self.table.write().await;
@@ -490,6 +490,11 @@ fn collect_leg(batches: &[arrow_array::RecordBatch], score_col: &str) -> Result<
         scores.extend(schema::f32_column(b, score_col).unwrap_or_else(|| vec![0.0; n]));
     }
     Ok(LegResult { rows, scores })
+}
+
+/// What BM25 indexes for each row (the `fts` column): context, text, glued identifiers.
+fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
+    rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, &r.context)).collect()
 }
 
 /// Bytes under a directory (what `status` reports as disk use).

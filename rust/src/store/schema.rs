@@ -59,11 +59,20 @@ pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
 }
 
 /// A chunk as stored: its fields, the parsed time and its vector.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct StoredChunk {
     pub chunk: Chunk,
     pub ts_ms: Option<i64>,
     pub vector: Vec<f32>,
+    /// The end of the turn before it (`chunk::turn_contexts`): indexed for BM25 with the text, in the `fts`
+    /// column, never shown. Set on the way in; not read back (the `fts` column holds it).
+    pub context: String,
+}
+
+/// A string column of a batch, if present (nulls as empty strings).
+pub fn string_column(batch: &RecordBatch, name: &str) -> Option<Vec<String>> {
+    let col = batch.column_by_name(name)?.as_any().downcast_ref::<StringArray>()?;
+    Some((0..col.len()).map(|i| if col.is_null(i) { String::new() } else { col.value(i).to_string() }).collect())
 }
 
 pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Result<RecordBatch> {
@@ -136,6 +145,7 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
     for (i, vector) in vectors.into_iter().enumerate() {
         let s = |v: &Vec<Option<String>>| v[i].clone().unwrap_or_default();
         out.push(StoredChunk {
+            context: String::new(),
             chunk: Chunk {
                 id: s(&id),
                 text: s(&text),
@@ -177,6 +187,7 @@ mod tests {
 
     fn row(id: &str) -> StoredChunk {
         StoredChunk {
+            context: String::new(),
             chunk: Chunk {
                 id: id.into(),
                 text: "t".into(),
