@@ -26,6 +26,7 @@ __all__ = [
     "ForgetReport",
     "DEFAULT_K",
     "DEFAULT_RESIDENT",
+    "DEFAULT_DENSE_WEIGHT",
     "DEFAULT_QUERY_THREADS",
     "DEFAULT_CANDIDATES",
     "DEFAULT_HALF_LIFE_DAYS",
@@ -37,6 +38,7 @@ __all__ = [
 __version__: str
 DEFAULT_K: int
 DEFAULT_RESIDENT: bool
+DEFAULT_DENSE_WEIGHT: float
 DEFAULT_QUERY_THREADS: int
 DEFAULT_CANDIDATES: int
 DEFAULT_HALF_LIFE_DAYS: float

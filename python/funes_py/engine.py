@@ -94,7 +94,7 @@ class Engine:
         rerank: bool | None = None,
         now: TimeBound = None,
         legs: str = "hybrid",
-        dense_weight: float = 1.0,
+        dense_weight: float = _funes.DEFAULT_DENSE_WEIGHT,
         exact: bool = False,
     ) -> list[Hit]:
         """Hybrid recall: dense + BM25 fused by reciprocal rank, recency-weighted, top ``k`` with neighbours.

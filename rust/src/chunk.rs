@@ -77,7 +77,7 @@ pub fn chunk_turn(turn: &Turn) -> Vec<Chunk> {
 
 /// Characters of the previous turn indexed with each chunk for BM25: the end of the question or remark an
 /// answer replies to ("Should we pick option C for the N-11 chiller?" before "Yes, go with C.").
-pub const CONTEXT_CHARS: usize = 300;
+pub const CONTEXT_CHARS: usize = 200;
 
 /// The BM25 context of every turn among `chunks`, keyed by (session_id, turn_uuid): the last
 /// `CONTEXT_CHARS` characters of the previous turn of its session (by seq), cut at a word; empty for a

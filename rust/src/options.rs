@@ -9,8 +9,10 @@ pub const DEFAULT_CANDIDATES: usize = 30;
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
 /// Neighbouring turns shown on each side of a hit.
 pub const DEFAULT_NEIGHBORS: usize = 1;
-/// Weight of the dense leg in the rank fusion (BM25 and the identifier leg weigh 1).
-pub const DEFAULT_DENSE_WEIGHT: f64 = 1.0;
+/// Weight of the dense leg in the rank fusion (BM25 and the identifier leg weigh 1). Measured with MiniLM:
+/// 0.3 against 1.0 gave LoCoMo turn recall@5/@10 59.1/71.7 against 54.2/68.9 and the same or better hit@k on
+/// the synthetic history at 1,000 and 10,000 conversations; 0 (BM25 alone) loses 5–9 points of hit@1 there.
+pub const DEFAULT_DENSE_WEIGHT: f64 = 0.3;
 /// Reciprocal-rank-fusion constant (the usual 60, as in funes and lancedb).
 pub const RRF_K: f64 = 60.0;
 /// Characters of a neighbouring turn shown as its preview.

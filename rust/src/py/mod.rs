@@ -57,6 +57,7 @@ fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     classes::register(m)?;
     m.add("DEFAULT_K", crate::options::DEFAULT_K)?;
     m.add("DEFAULT_RESIDENT", crate::options::DEFAULT_RESIDENT)?;
+    m.add("DEFAULT_DENSE_WEIGHT", crate::options::DEFAULT_DENSE_WEIGHT)?;
     m.add("DEFAULT_QUERY_THREADS", crate::inference::DEFAULT_QUERY_THREADS)?;
     m.add("DEFAULT_CANDIDATES", crate::options::DEFAULT_CANDIDATES)?;
     m.add("DEFAULT_HALF_LIFE_DAYS", crate::options::DEFAULT_HALF_LIFE_DAYS)?;
