@@ -79,11 +79,20 @@ pub fn chunk_turn(turn: &Turn) -> Vec<Chunk> {
 /// answer replies to ("Should we pick option C for the N-11 chiller?" before "Yes, go with C.").
 pub const CONTEXT_CHARS: usize = 200;
 
-/// The BM25 context of every turn among `chunks`, keyed by (session_id, turn_uuid): the last
-/// `CONTEXT_CHARS` characters of the previous turn of its session (by seq), cut at a word; empty for a
-/// session's first turn. `chunks` must hold whole sessions (an index run parses whole files; a rebuild
-/// reads every stored row).
-pub fn turn_contexts(chunks: &[Chunk]) -> std::collections::HashMap<(String, String), String> {
+/// The BM25 context of every turn of some sessions, keyed by (session_id, turn_uuid).
+pub struct TurnContexts(std::collections::HashMap<(String, String), String>);
+
+impl TurnContexts {
+    /// The context of a chunk's turn; empty for a turn it does not know.
+    pub fn of(&self, c: &Chunk) -> String {
+        self.0.get(&(c.session_id.clone(), c.turn_uuid.clone())).cloned().unwrap_or_default()
+    }
+}
+
+/// The BM25 context of every turn among `chunks`: the last `CONTEXT_CHARS` characters of the previous turn
+/// of its session (by seq), cut at a word; empty for a session's first turn. `chunks` must hold whole
+/// sessions (an index run parses whole files; a rebuild reads every stored row).
+pub fn turn_contexts<'a>(chunks: impl IntoIterator<Item = &'a Chunk>) -> TurnContexts {
     let mut turns: std::collections::BTreeMap<(&str, i64, &str), Vec<&Chunk>> = std::collections::BTreeMap::new();
     for c in chunks {
         turns.entry((c.session_id.as_str(), c.seq, c.turn_uuid.as_str())).or_default().push(c);
@@ -101,7 +110,7 @@ pub fn turn_contexts(chunks: &[Chunk]) -> std::collections::HashMap<(String, Str
         let text = parts.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join("\n");
         prev = Some((session, text));
     }
-    out
+    TurnContexts(out)
 }
 
 /// The last `max` characters of a text, starting at a word.
@@ -223,12 +232,13 @@ mod tests {
             piece("other", "u0", 5, 0, "Another session."),
         ];
         let ctx = turn_contexts(&chunks);
-        assert_eq!(ctx[&("s".to_string(), "t0".to_string())], "");
-        assert_eq!(ctx[&("s".to_string(), "t1".to_string())], "Morning!");
-        let c2 = &ctx[&("s".to_string(), "t2".to_string())];
+        assert_eq!(ctx.of(&chunks[2]), "");
+        assert_eq!(ctx.of(&chunks[1]), "Morning!");
+        let c2 = ctx.of(&chunks[0]);
         assert!(c2.ends_with("Should we pick option C for the N-11 chiller?"), "{c2}");
         assert!(c2.chars().count() <= CONTEXT_CHARS && c2.starts_with("filler"), "cut at a word: {c2}");
-        assert_eq!(ctx[&("other".to_string(), "u0".to_string())], "", "no context across sessions");
+        assert_eq!(ctx.of(&chunks[3]), "", "no context across sessions");
+        assert_eq!(ctx.of(&piece("s", "unknown", 9, 0, "x")), "");
     }
     use crate::ingest::Block;
 

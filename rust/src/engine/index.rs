@@ -129,7 +129,7 @@ impl Engine {
                 .zip(embedded)
                 .map(|(c, v)| StoredChunk {
                     ts_ms: parse_ts_ms(&c.ts),
-                    context: contexts.get(&(c.session_id.clone(), c.turn_uuid.clone())).cloned().unwrap_or_default(),
+                    context: contexts.of(c),
                     chunk: c.clone(),
                     vector: v,
                 })
@@ -162,14 +162,13 @@ impl Engine {
         let texts: Vec<&str> = rows.iter().map(|r| r.chunk.text.as_str()).collect();
         let total = texts.len();
         let vectors = VectorCache::default().embed(&engine.models.embedder, &texts, &|d| progress(d, total))?;
-        let chunks: Vec<crate::chunk::Chunk> = rows.iter().map(|r| r.chunk.clone()).collect();
-        let contexts = turn_contexts(&chunks);
+        let contexts = turn_contexts(rows.iter().map(|r| &r.chunk));
         let rows: Vec<StoredChunk> = rows
             .iter()
             .zip(vectors)
             .map(|(r, v)| StoredChunk {
                 vector: v,
-                context: contexts.get(&(r.chunk.session_id.clone(), r.chunk.turn_uuid.clone())).cloned().unwrap_or_default(),
+                context: contexts.of(&r.chunk),
                 ..r.clone()
             })
             .collect();

@@ -164,11 +164,6 @@ unsafe fn scan_avx2(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
     out.extend(codes.chunks_exact(dim).map(|row| dot_avx2(row, q)));
 }
 
-/// Dot products of every row with the query, in row order.
-fn scan(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
-    scan_one(codes, dim, q, out)
-}
-
 /// (Hamming distance to the query's sign bits, row) for every row.
 fn hamming(bits: &[u64], q: &[u64]) -> Vec<(u32, u32)> {
     #[cfg(target_arch = "x86_64")]
@@ -193,7 +188,8 @@ unsafe fn hamming_popcnt(bits: &[u64], q: &[u64]) -> Vec<(u32, u32)> {
     hamming_portable(bits, q)
 }
 
-fn scan_one(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
+/// Dot products of every row with the query, in row order.
+fn scan(codes: &[i8], dim: usize, q: &[i8], out: &mut Vec<i32>) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU supports AVX2 (checked just above).

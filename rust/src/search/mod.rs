@@ -97,9 +97,12 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
         },
     };
     let Legs { dense_ids, bm25_ids, mut rows } = legs;
+    // Each candidate once (a passage found by both legs is analysed once), BM25's order first.
+    let mut listed = std::collections::HashSet::new();
     let terms: Vec<(String, Vec<String>)> = bm25_ids
         .iter()
         .chain(&dense_ids)
+        .filter(|id| listed.insert(id.as_str()))
         .filter_map(|id| rows.get(id).map(|c| (id.clone(), id_terms(&c.row.chunk.text))))
         .collect();
     let wanted = id_terms(query);
