@@ -25,8 +25,9 @@ import time
 from pathlib import Path
 
 from .harness import child_json
+from .latency import report
 from .metrics import hit_rates, percentiles
-from .rerank import machine, peak_rss_mb
+from .rerank import peak_rss_mb
 
 OUT = Path(__file__).parent / "out"
 EMBEDDERS = {
@@ -127,10 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.questions:
             cmd += ["--questions", str(args.questions)]
         rows.append(child_json(cmd))
-    print(f"machine: {machine()}\n")
-    print(f"history: {args.n} conversations (seed {args.seed}), {rows[0]['n']} questions, long phrasing\n")
-    print(table(rows))
-    (OUT / "int8.json").write_text(json.dumps(rows, indent=1))
+    history = f"history: {args.n} conversations (seed {args.seed}), {rows[0]['n']} questions, long phrasing"
+    report("int8", rows, table(rows), history)
     return 0
 
 

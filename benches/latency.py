@@ -44,6 +44,16 @@ def machine() -> str:
     return f"{os.cpu_count()} cores ({cpu}), {mem:.0f} GiB, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
+def report(name: str, rows: list[dict], table_md: str, *notes: str) -> None:
+    """The end of a standalone benchmark: the machine, any notes, the markdown table on stdout, and the rows
+    as `benches/out/<name>.json`."""
+    print(f"machine: {machine()}\n")
+    for note in notes:
+        print(f"{note}\n")
+    print(table_md)
+    (OUT / f"{name}.json").write_text(json.dumps(rows, indent=1))
+
+
 # Peak RSS of a child: Linux folds the forking parent's peak into the child's ru_maxrss (the child starts as
 # a copy of the parent's memory), so a child forked from this large benchmark process would report our peak.
 # A small launcher process forks the real child and reports that child's own ru_maxrss on its last line.
@@ -159,9 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         r = bench(n, args.calls, args.process_calls)
         print(json.dumps(r), file=sys.stderr)
         rows.append(r)
-    print(f"machine: {machine()}\n")
-    print(table(rows))
-    (OUT / "latency.json").write_text(json.dumps(rows, indent=1))
+    report("latency", rows, table(rows))
     return 0
 
 

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from .harness import child_json
-from .latency import machine
+from .latency import report
 from .metrics import percentiles
 
 OUT = Path(__file__).parent / "out"
@@ -243,10 +243,7 @@ def main(argv: list[str] | None = None) -> int:
                 if args.no_onnxruntime or int8:  # the yardstick is for the fp32 rows
                     cmd.append("--no-onnxruntime")
                 rows.append(child_json(cmd))
-    print(f"machine: {machine()}\n")
-    print(f"beside: {REFERENCE}\n")
-    print(table(rows))
-    (OUT / "rerank.json").write_text(json.dumps(rows, indent=1))
+    report("rerank", rows, table(rows), f"beside: {REFERENCE}")
     return 0
 
 
