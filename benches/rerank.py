@@ -46,6 +46,7 @@ SHAPES = {"minilm": ("MiniLM-sized (6×384, like ms-marco-MiniLM-L-6-v2)", None)
           "bge-reranker-base": ("base-sized (12×768, like bge-reranker-base)", 250_002)}  # fmt: skip
 POOLS = (12, 30)
 RERANK_BATCH = 1  # rust/src/inference/cross_encoder.rs
+DISABLED_OPTIMIZERS = "SkipLayerNormFusion"  # rust/src/inference/onnx.rs
 CALLS = {"minilm": 20, "bge-reranker-base": 5}  # base-sized calls take seconds each
 TARGETS_MS = {("minilm", 12): 150, ("bge-reranker-base", 30): 1500}
 REFERENCE = "reference funes CLI, bge-reranker-base, pool 30: ~3 s and ~1.6 GB per call"
@@ -69,18 +70,21 @@ def peak_rss_mb() -> int:
 def model_dir(shape: str, int8: bool) -> Path:
     """The converted (and, for int8, quantized) random cross-encoder of `shape`, built once under benches/out."""
     from funes_py.convert.build import build_model
+    from funes_py.convert.manifest import is_complete
     from funes_py.convert.random_model import random_bert_like
 
-    built = MODELS / f"{shape}-fp32"
-    if not (built / "funes_model.json").exists():
+    built, marker = MODELS / f"{shape}-fp32", MODELS / f"{shape}-int8.path"
+    if not is_complete(built):  # never built, or built by an older converter (another graph): build again
         from funes_py.convert.registry import default_embedder_dir
+
+        shutil.rmtree(built, ignore_errors=True)
+        marker.unlink(missing_ok=True)
 
         src = random_bert_like(MODELS / f"{shape}-src", shape=shape, vocab=SHAPES[shape][1])
         shutil.copyfile(default_embedder_dir() / "tokenizer.json", src / "tokenizer.json")  # real token counts
         build_model(src, out_dir=built, name=f"bench/{shape}-sized")
     if not int8:
         return built
-    marker = MODELS / f"{shape}-int8.path"
     if not (marker.exists() and Path(marker.read_text()).is_dir()):
         from funes_py.convert.quantize import quantize_model
 
@@ -119,9 +123,9 @@ def workload(calls: int, pool: int, seed: int = 11) -> list[tuple[str, list[str]
 
 
 def onnxruntime_ms(model: Path, work: list[tuple[str, list[str]]], threads: int) -> dict:
-    """The same reranks through onnxruntime's Python API, batched and padded as the engine does (16 pairs,
-    right padding to the batch's longest pair): what ONNX Runtime itself costs with `threads` intra-op
-    threads. The yardstick for the engine's overhead and for what more threads would buy."""
+    """The same reranks through onnxruntime's Python API, batched as the engine does (RERANK_BATCH pairs a pass)
+    and with its session options: what ONNX Runtime itself costs with `threads` intra-op threads. The
+    yardstick for the engine's overhead and for what more threads would buy."""
     import numpy as np
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -132,6 +136,7 @@ def onnxruntime_ms(model: Path, work: list[tuple[str, list[str]]], threads: int)
     tok.enable_padding(pad_id=tok.token_to_id("[PAD]") or 0)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
+    opts.add_session_config_entry("optimization.disable_specified_optimizers", DISABLED_OPTIMIZERS)
     sess = ort.InferenceSession(str(model / "model.onnx"), opts, providers=["CPUExecutionProvider"])
 
     def rerank(q: str, ps: list[str]) -> None:

@@ -6,8 +6,15 @@ Graph (names follow the HF modules so an initializer can be traced back to its t
     positions ─ Gather(pos)  ├ Add → LayerNormalization → N × layer → last_hidden_state  (embedder)
     token types ─ Gather(tt) ┘                                      └ CLS → head → logits (cross-encoder)
 
-    layer: Q,K,V = MatMul+Add → [b,heads,s,d] → softmax(QKᵀ/√d + mask) V → dense → +x → LN
-           → dense → erf-GELU → dense → +x → LN
+    layer: Attention(x; W_qkv, b_qkv, mask) → dense → +x → LN → dense → erf-GELU → dense → +x → LN
+
+Attention is ONNX Runtime's fused `com.microsoft.Attention`: Q, K and V in one [h, 3h] product, then
+softmax(QKᵀ/√d + mask)·V for every head in one kernel. GELU is written x·(1 + erf(x/√2))·0.5, the order ONNX
+Runtime's GeluFusion matches. Both are for speed: after int8 quantisation, a MiniLM-sized cross-encoder
+scores 12 pairs of 139 tokens in 122 ms instead of 163, and a base-sized one 30 pairs in 1.42 s instead of
+1.91 (onnxruntime 1.32 on two cores, with the engine's session options; the standard-op graph had separate
+Q/K/V MatMuls, Transposes, a Softmax and an unfused Erf chain). `quantize_dynamic` turns the Attention into
+QAttention, so its Q/K/V weights are int8 too.
 
 BERT reads `token_type_ids` and uses positions 0..s-1. XLM-RoBERTa has no token-type input (row 0 of the
 table is added) and computes positions in the graph as RoBERTa does: m = (ids != pad),
@@ -29,8 +36,8 @@ from .spec import BERT, CROSS_ENCODER, EncoderSpec, num_labels, require
 OPSET = 17
 # IR 8 is the version that introduced opset 17; pinning it keeps the file loadable by older runtimes.
 IR_VERSION = 8
-# The additive mask value HF uses today (torch.finfo(float32).min); exp() of it is exactly 0.
-MASK_VALUE = float(np.finfo(np.float32).min)
+# ONNX Runtime's contrib operators (Attention); version 1 is the only one.
+MS_DOMAIN, MS_OPSET = "com.microsoft", 1
 
 
 class _Builder:
@@ -53,9 +60,9 @@ class _Builder:
         self.inits.append(numpy_helper.from_array(np.asarray(value), name))  # keeps 0-d scalars 0-d
         return name
 
-    def op(self, op_type: str, inputs: list[str], hint: str, **attrs) -> str:
+    def op(self, op_type: str, inputs: list[str], hint: str, domain: str = "", **attrs) -> str:
         out = self._unique(hint)
-        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, **attrs))
+        self.nodes.append(helper.make_node(op_type, inputs, [out], name=out, domain=domain, **attrs))
         return out
 
     def linear(self, x: str, w: Mapping[str, np.ndarray], prefix: str, shape: tuple[int, int]) -> str:
@@ -118,48 +125,35 @@ def _embeddings(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec) -> 
 
 
 def _mask(g: _Builder) -> str:
-    """[b, s] int mask → additive [b, 1, 1, s]: 0 where attended, MASK_VALUE where padded."""
-    m = g.op("Cast", ["attention_mask"], "mask/float", to=TensorProto.FLOAT)
-    inv = g.op("Sub", [g.const("mask/one", np.float32(1.0)), m], "mask/inverted")
-    add = g.op("Mul", [inv, g.const("mask/value", np.float32(MASK_VALUE))], "mask/additive")
-    return g.op("Unsqueeze", [add, g.const("mask/axes", _i64(1, 2))], "mask/extended")
+    """[b, s] 0/1 mask as int32, the raw-mask form Attention takes: padded keys get its mask_filter_value
+    (-10000) before the softmax, whose exp() is exactly 0 in float32 beside any real score."""
+    return g.op("Cast", ["attention_mask"], "mask/int32", to=TensorProto.INT32)
+
+
+def _attention(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str, mask: str, p: str) -> str:
+    """Self-attention up to its output dense, as one Attention node: the weight is the query, key and value
+    weights side by side ([h, 3h], each as [in, out]) and the bias is theirs end to end."""
+    h, names = spec.hidden, ("query", "key", "value")
+    weight = np.concatenate([require(w, f"{p}.attention.self.{n}.weight", (h, h)).T for n in names], axis=1)
+    bias = np.concatenate([require(w, f"{p}.attention.self.{n}.bias", (h,)) for n in names])
+    qkv = [g.const(f"{p}.attention.self.qkv.weight", weight), g.const(f"{p}.attention.self.qkv.bias", bias)]
+    return g.op("Attention", [x, *qkv, mask], f"{p}/attention", domain=MS_DOMAIN, num_heads=spec.heads)
+
+
+def _gelu(g: _Builder, y: str, p: str) -> str:
+    """x·(1 + erf(x/√2))·0.5: in this order ONNX Runtime fuses the five nodes into one Gelu kernel."""
+    scaled = g.op("Div", [y, g.const(f"{p}/sqrt2", np.float32(np.sqrt(2.0)))], f"{p}/gelu/scaled")
+    erf = g.op("Erf", [scaled], f"{p}/gelu/erf")
+    one_plus = g.op("Add", [erf, g.const(f"{p}/one", np.float32(1.0))], f"{p}/gelu/one_plus")
+    times = g.op("Mul", [y, one_plus], f"{p}/gelu/times")
+    return g.op("Mul", [times, g.const(f"{p}/half", np.float32(0.5))], f"{p}/gelu")
 
 
 def _layer(g: _Builder, w: Mapping[str, np.ndarray], spec: EncoderSpec, x: str, mask: str, i: int) -> str:
     p, h, inter = f"encoder.layer.{i}", spec.hidden, spec.intermediate
-    split = g.const(f"{p}/split_shape", _i64(0, 0, spec.heads, spec.head_dim))
-    merge = g.const(f"{p}/merge_shape", _i64(0, 0, h))
-
-    def heads(name: str, perm: list[int]) -> str:
-        y = g.linear(x, w, f"{p}.attention.self.{name}", (h, h))
-        return g.op("Transpose", [g.op("Reshape", [y, split], f"{p}/{name}/split")], f"{p}/{name}/heads", perm=perm)
-
-    q = heads("query", [0, 2, 1, 3])  # [b, heads, s, d]
-    k = heads("key", [0, 2, 3, 1])  # [b, heads, d, s]
-    v = heads("value", [0, 2, 1, 3])
-    scores = g.op(
-        "Div",
-        [g.op("MatMul", [q, k], f"{p}/scores"), g.const(f"{p}/sqrt_d", np.float32(np.sqrt(spec.head_dim)))],
-        f"{p}/scaled",
-    )
-    probs = g.op("Softmax", [g.op("Add", [scores, mask], f"{p}/masked")], f"{p}/probs", axis=-1)
-    ctx = g.op("Transpose", [g.op("MatMul", [probs, v], f"{p}/context")], f"{p}/context_t", perm=[0, 2, 1, 3])
-    ctx = g.op("Reshape", [ctx, merge], f"{p}/context_merged")
-    att = g.linear(ctx, w, f"{p}.attention.output.dense", (h, h))
+    att = g.linear(_attention(g, w, spec, x, mask, p), w, f"{p}.attention.output.dense", (h, h))
     x = g.layer_norm(g.op("Add", [att, x], f"{p}/attention_residual"), w, f"{p}.attention.output.LayerNorm", spec)
-    y = g.linear(x, w, f"{p}.intermediate.dense", (inter, h))
-    erf = g.op(
-        "Erf", [g.op("Div", [y, g.const(f"{p}/sqrt2", np.float32(np.sqrt(2.0)))], f"{p}/gelu/scaled")], f"{p}/gelu/erf"
-    )
-    gate = g.op(
-        "Mul",
-        [
-            g.op("Add", [erf, g.const(f"{p}/one", np.float32(1.0))], f"{p}/gelu/one_plus"),
-            g.const(f"{p}/half", np.float32(0.5)),
-        ],
-        f"{p}/gelu/half",
-    )
-    y = g.op("Mul", [y, gate], f"{p}/gelu")
+    y = _gelu(g, g.linear(x, w, f"{p}.intermediate.dense", (inter, h)), p)
     y = g.linear(y, w, f"{p}.output.dense", (h, inter))
     return g.layer_norm(g.op("Add", [y, x], f"{p}/output_residual"), w, f"{p}.output.LayerNorm", spec)
 
@@ -190,6 +184,7 @@ def build_graph(weights: Mapping[str, np.ndarray], spec: EncoderSpec) -> onnx.Mo
         out = g.op("Identity", [x], "last_hidden_state")
         output = helper.make_tensor_value_info(out, TensorProto.FLOAT, ["batch", "sequence", spec.hidden])
     graph = helper.make_graph(g.nodes, f"funes_{spec.family}_{spec.kind}", graph_inputs, [output], g.inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="funes_py.convert")
+    opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid(MS_DOMAIN, MS_OPSET)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="funes_py.convert")
     model.ir_version = IR_VERSION
     return model

@@ -22,7 +22,7 @@ from .spec import CROSS_ENCODER, XLM_ROBERTA
 
 MANIFEST = "funes_model.json"
 # Bump when the graph or the manifest changes meaning: cached entries of an older version are rebuilt.
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2  # 2: fused Attention and GELU (graph.py)
 FINGERPRINT_HEX = 16
 MODEL_FILE, TOKENIZER_FILE = "model.onnx", "tokenizer.json"
 # sentence-transformers' Pooling flags → the two poolings the engine implements.

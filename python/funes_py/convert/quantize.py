@@ -4,7 +4,9 @@
 embedding tables) as int8 with one scale per output channel, and quantises activations on the fly, so
 ONNX Runtime runs MatMulInteger (VNNI where the CPU has it). Per channel matters: on all-MiniLM-L6-v2,
 per-tensor scales gave cosines to fp32 of 0.95-0.97, per-channel 0.99. Attention's QKᵀ and softmax·V
-products have no constant operand and stay fp32 (MatMulConstBOnly, the dynamic-mode default).
+products have no constant operand and stay fp32 (MatMulConstBOnly, the dynamic-mode default). The fused
+Attention node becomes QAttention: its Q/K/V weights are int8 per channel, with onnxruntime's 7-bit
+`reduce_range` for that operator.
 
 The entry's fingerprint is the hash of the quantized model.onnx, so the memory stamp of an int8 embedder
 never equals the fp32 one (their vectors differ) and re-quantising the same model reuses the entry.
@@ -42,6 +44,7 @@ class _NoPreprocessHint(logging.Filter):
 def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
     """Quantize the converted model in `model_dir`; return the new cache entry (model.onnx, tokenizer.json,
     funes_model.json with `name` or "<name>-int8", the new fingerprint and `quantized_from`)."""
+    from onnx import TensorProto
     from onnxruntime.quantization import (  # local: pulls in onnxruntime's Python API
         QuantType,
         quantize_dynamic,
@@ -59,7 +62,14 @@ def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
         hint = _NoPreprocessHint()
         logging.getLogger().addFilter(hint)
         try:
-            quantize_dynamic(src / MODEL_FILE, out, per_channel=True, weight_type=QuantType.QInt8)
+            quantize_dynamic(
+                src / MODEL_FILE,
+                out,
+                per_channel=True,
+                weight_type=QuantType.QInt8,
+                # ONNX's shape inference cannot type the outputs of contrib ops (Attention); they are float.
+                extra_options={"DefaultTensorType": TensorProto.FLOAT},
+            )
         finally:
             logging.getLogger().removeFilter(hint)
         fp = fingerprint([out])
