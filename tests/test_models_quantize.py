@@ -1,5 +1,5 @@
 """`funes-py models quantize`: int8 dynamic quantisation into a cache entry of its own (name + "-int8",
-fingerprint = hash of the quantized file), with its agreement to the fp32 model measured in the engine:
+fingerprint = hash of the source weights' fingerprint and the recipe), with its agreement to the fp32 model measured in the engine:
 all-MiniLM-L6-v2 int8 keeps a cosine above 0.95 on every sentence of the fixed set."""
 
 from __future__ import annotations
@@ -13,6 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from funes_py.convert.build import weight_files
+from funes_py.convert.manifest import fingerprint, transformer_dir
+from funes_py.convert.quantize import RECIPE
+from funes_py.convert.registry import default_embedder_dir
 
 pytestmark = pytest.mark.models
 
@@ -43,9 +48,15 @@ def test_quantize_minilm_agrees_with_fp32(env):
     assert int8.parent == Path(env["FUNES_MODELS_DIR"])
     q = _manifest(int8)
     assert q["name"] == "sentence-transformers/all-MiniLM-L6-v2-int8"
-    assert q["fingerprint"] == hashlib.sha256((int8 / "model.onnx").read_bytes()).hexdigest()[:16]
-    assert q["quantized_from"].startswith("sentence-transformers/all-MiniLM-L6-v2@")
-    assert q["fingerprint"] not in q["quantized_from"]
+    source_fp = fingerprint(weight_files(transformer_dir(default_embedder_dir())))  # the shipped safetensors
+    assert q["quantized_from"] == f"sentence-transformers/all-MiniLM-L6-v2@{source_fp}"
+    # Named by the source weights and the recipe, not by the bytes of the graph file around them.
+    assert q["fingerprint"] == hashlib.sha256(f"{source_fp}|{RECIPE}".encode()).hexdigest()[:16] != source_fp
+    # Quantizing again reuses the entry without rewriting it.
+    before = (int8 / "model.onnx").stat().st_mtime_ns
+    again = models_cli("models", "quantize", "sentence-transformers/all-MiniLM-L6-v2", env=env)
+    assert Path(again.strip().splitlines()[-1]) == int8
+    assert (int8 / "model.onnx").stat().st_mtime_ns == before
     assert (int8 / "model.onnx").stat().st_size < 30e6  # int8 weights: about a quarter of 90 MB
     listed = models_cli("models", "list", env=env)
     assert any(line.startswith(q["name"]) and " cached " in line for line in listed.splitlines())

@@ -8,30 +8,42 @@ products have no constant operand and stay fp32 (MatMulConstBOnly, the dynamic-m
 Attention node becomes QAttention: its Q/K/V weights are int8 per channel, with onnxruntime's 7-bit
 `reduce_range` for that operator.
 
-The entry's fingerprint is the hash of the quantized model.onnx, so the memory stamp of an int8 embedder
-never equals the fp32 one (their vectors differ) and re-quantising the same model reuses the entry.
+The entry's fingerprint names its weights as the fp32 one does: a hash of the source model's fingerprint
+and `RECIPE`. So the memory stamp of an int8 embedder never equals the fp32 one (their vectors differ),
+re-quantising the same model reuses the entry without running the quantiser, and a converter change that
+only rewrites the graph around the same weights (CONVERTER_VERSION 2 fused the attention; the int8 vectors
+agreed with the old ones to a cosine of 1.0000) keeps the stamp, so memories need no rebuild. Until
+converter version 2 it was the hash of the quantized model.onnx; a memory indexed with an int8 model before
+then is refused once, with the message that names the rebuild command.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from . import cache
 from .manifest import (
+    FINGERPRINT_HEX,
     MANIFEST,
     MODEL_FILE,
     TOKENIZER_FILE,
-    fingerprint,
     is_complete,
     read_manifest,
 )
 
 INT8_SUFFIX = "-int8"
+# What quantize_model does to the weights. Change it when the recipe changes what the weights become (per
+# channel or not, signed or not, which operators), not when only the graph around them changes.
+RECIPE = "onnxruntime-quantize_dynamic-qint8-per-channel/1"
+
+
+def quantized_fingerprint(source_fingerprint: str) -> str:
+    """The fingerprint of `RECIPE` applied to the weights whose fingerprint is `source_fingerprint`."""
+    return hashlib.sha256(f"{source_fingerprint}|{RECIPE}".encode()).hexdigest()[:FINGERPRINT_HEX]
 
 
 class _NoPreprocessHint(logging.Filter):
@@ -55,16 +67,18 @@ def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
     if m is None or not (src / MODEL_FILE).is_file():
         raise FileNotFoundError(f"{src} is not a converted model directory (no model.onnx / funes_model.json)")
     name = name or f"{m['name']}{INT8_SUFFIX}"
-    root = cache.models_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".quantize-", dir=root) as work:  # hidden: never listed
-        out = Path(work) / MODEL_FILE
+    fp = quantized_fingerprint(str(m.get("fingerprint")))
+    dest = cache.cache_dir_for(name, fp)
+    if is_complete(dest, fp):
+        return dest
+    cache.check_replaceable(dest)
+    with cache.staging(dest, fp) as tmp:
         hint = _NoPreprocessHint()
         logging.getLogger().addFilter(hint)
         try:
             quantize_dynamic(
                 src / MODEL_FILE,
-                out,
+                tmp / MODEL_FILE,
                 per_channel=True,
                 weight_type=QuantType.QInt8,
                 # ONNX's shape inference cannot type the outputs of contrib ops (Attention); they are float.
@@ -72,14 +86,7 @@ def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
             )
         finally:
             logging.getLogger().removeFilter(hint)
-        fp = fingerprint([out])
-        dest = cache.cache_dir_for(name, fp)
-        if is_complete(dest, fp):
-            return dest
-        cache.check_replaceable(dest)
-        with cache.staging(dest, fp) as tmp:
-            os.replace(out, tmp / MODEL_FILE)
-            shutil.copyfile(src / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
-            fields = {**m, "name": name, "fingerprint": fp, "quantized_from": f"{m['name']}@{m.get('fingerprint')}"}
-            (tmp / MANIFEST).write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
+        shutil.copyfile(src / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
+        fields = {**m, "name": name, "fingerprint": fp, "quantized_from": f"{m['name']}@{m.get('fingerprint')}"}
+        (tmp / MANIFEST).write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
     return dest
