@@ -50,6 +50,43 @@ pub const PRUNE_AFTER: Duration = Duration::from_secs(600);
 /// How often a handle looks for commits made by other processes.
 pub const READ_CONSISTENCY: Duration = Duration::from_secs(1);
 
+/// The indexes a memory should have: one list for `refresh_indexes`, which creates the missing ones, and
+/// `needs_index`, which asks whether any is missing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wanted {
+    /// BM25 over the `fts` column (the CLI's and `exact=True`'s keyword leg).
+    Fts,
+    /// Every per-session read (neighbours of a hit, get, scan, sketch, forget) filters on session_id.
+    SessionId,
+    /// IVF_PQ, once the memory has `VECTOR_INDEX_MIN_ROWS` rows.
+    Vector,
+}
+
+impl Wanted {
+    fn for_rows(rows: usize) -> impl Iterator<Item = Wanted> {
+        [Wanted::Fts, Wanted::SessionId].into_iter().chain((rows >= VECTOR_INDEX_MIN_ROWS).then_some(Wanted::Vector))
+    }
+
+    fn column(self) -> &'static str {
+        match self {
+            Wanted::Fts => "fts",
+            Wanted::SessionId => "session_id",
+            Wanted::Vector => "vector",
+        }
+    }
+
+    fn index(self, rows: usize) -> Index {
+        match self {
+            Wanted::Fts => Index::FTS(FtsIndexBuilder::default()),
+            Wanted::SessionId => Index::BTree(BTreeIndexBuilder::default()),
+            Wanted::Vector => {
+                let partitions = (rows / ROWS_PER_PARTITION).max(1) as u32;
+                Index::IvfPq(IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions))
+            }
+        }
+    }
+}
+
 /// One search leg's result: rows in rank order with the leg's raw score (cosine distance or BM25).
 #[derive(Default)]
 pub struct LegResult {
@@ -329,17 +366,8 @@ impl Store {
         if !rebuild && !indices.is_empty() {
             t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
         }
-        if rebuild || !has("fts") {
-            t.create_index(&["fts"], Index::FTS(FtsIndexBuilder::default())).replace(true).execute().await?;
-        }
-        // Every per-session read (neighbours of a hit, get, scan, sketch, forget) filters on session_id.
-        if rebuild || !has("session_id") {
-            t.create_index(&["session_id"], Index::BTree(BTreeIndexBuilder::default())).replace(true).execute().await?;
-        }
-        if rows >= VECTOR_INDEX_MIN_ROWS && (rebuild || !has("vector")) {
-            let partitions = (rows / ROWS_PER_PARTITION).max(1) as u32;
-            let builder = IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions);
-            t.create_index(&["vector"], Index::IvfPq(builder)).replace(true).execute().await?;
+        for wanted in Wanted::for_rows(rows).filter(|w| rebuild || !has(w.column())) {
+            t.create_index(&[wanted.column()], wanted.index(rows)).replace(true).execute().await?;
         }
         self.prune(PRUNE_AFTER, false).await?;
         self.resident_follow(before, t.version().await?);
@@ -352,8 +380,7 @@ impl Store {
         let Some(t) = self.table().await else { return Ok(false) };
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
-        let vector_due = !has("vector") && t.count_rows(None).await? >= VECTOR_INDEX_MIN_ROWS;
-        Ok(!has("fts") || !has("session_id") || vector_due)
+        Ok(Wanted::for_rows(t.count_rows(None).await?).any(|w| !has(w.column())))
     }
 
     /// Data files of the dataset: one per append until compaction merges them.
@@ -512,4 +539,18 @@ pub fn dir_size(path: &Path) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_vector_index_is_wanted_from_its_row_threshold() {
+        let wanted = |rows| Wanted::for_rows(rows).collect::<Vec<_>>();
+        assert_eq!(wanted(0), [Wanted::Fts, Wanted::SessionId]);
+        assert_eq!(wanted(VECTOR_INDEX_MIN_ROWS - 1), [Wanted::Fts, Wanted::SessionId]);
+        assert_eq!(wanted(VECTOR_INDEX_MIN_ROWS), [Wanted::Fts, Wanted::SessionId, Wanted::Vector]);
+        assert_eq!(Wanted::Vector.column(), "vector");
+    }
 }
