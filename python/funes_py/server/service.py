@@ -54,7 +54,7 @@ class Service:
     # --- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
         """Load the models (once, before the first request), then queue recovery of interrupted indexing."""
-        from funes_py import Engine, InvalidInputError, Models  # imported here: the pure parts need no engine
+        from funes_py import InvalidInputError, Models  # imported here: the pure parts need no engine
 
         self._invalid_input = InvalidInputError
 
@@ -70,7 +70,7 @@ class Service:
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
         self.registry = TenantRegistry(
-            cfg.data_dir, lambda home: Engine(home, models=models), cfg.max_open_tenants, cfg.tenant_idle_s
+            cfg.data_dir, functools.partial(_open_engine, models=models), cfg.max_open_tenants, cfg.tenant_idle_s
         )
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
@@ -233,6 +233,26 @@ class Service:
         while True:
             await asyncio.sleep(period)
             self.registry.sweep_idle()
+
+
+def _open_engine(home: Path, models: Any) -> Any:
+    """A tenant's engine. A memory embedded with another model than the service's (the operator changed
+    FUNES_EMBEDDER, or a new release changed the default's fingerprint) is re-embedded from its stored text
+    with the service's model, here, before the tenant's first call is answered: the service owns its tenants'
+    memories, and refusing would leave every tenant without recall until someone rebuilt each one by hand.
+    Lance commits the re-embedded rows at once, so a crash midway leaves the old memory, re-embedded again
+    at the next open."""
+    from funes_py import Engine, ModelMismatchError
+
+    try:
+        return Engine(home, models=models)
+    except ModelMismatchError as e:
+        # The message's first clause names both models; the rest tells a person to rebuild, which this does.
+        log.warning("re-embedding %s: %s", home, str(e).split(";")[0])
+        t0 = time.perf_counter()
+        engine, chunks = Engine.rebuild(home, models)
+        log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
+        return engine
 
 
 def _recall_kwargs(cfg: ServiceConfig) -> dict[str, Any]:
