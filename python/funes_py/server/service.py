@@ -18,6 +18,7 @@ import functools
 import logging
 import os
 import re
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -70,7 +71,10 @@ class Service:
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
         self.registry = TenantRegistry(
-            cfg.data_dir, functools.partial(_open_engine, models=models), cfg.max_open_tenants, cfg.tenant_idle_s
+            cfg.data_dir,
+            functools.partial(_open_engine, models=models, rebuild_slots=threading.Semaphore(cfg.index_workers)),
+            cfg.max_open_tenants,
+            cfg.tenant_idle_s,
         )
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
@@ -235,13 +239,14 @@ class Service:
             self.registry.sweep_idle()
 
 
-def _open_engine(home: Path, models: Any) -> Any:
+def _open_engine(home: Path, models: Any, rebuild_slots: threading.Semaphore) -> Any:
     """A tenant's engine. A memory embedded with another model than the service's (the operator changed
     FUNES_EMBEDDER, or a new release changed the default's fingerprint) is re-embedded from its stored text
     with the service's model, here, before the tenant's first call is answered: the service owns its tenants'
     memories, and refusing would leave every tenant without recall until someone rebuilt each one by hand.
     Lance commits the re-embedded rows at once, so a crash midway leaves the old memory, re-embedded again
-    at the next open."""
+    at the next open. At most `rebuild_slots` re-embeds run at once (FUNES_INDEX_WORKERS, as for index
+    runs): after an upgrade every tenant needs one."""
     from funes_py import Engine, ModelMismatchError
 
     try:
@@ -250,7 +255,8 @@ def _open_engine(home: Path, models: Any) -> Any:
         # The message's first clause names both models; the rest tells a person to rebuild, which this does.
         log.warning("re-embedding %s: %s", home, str(e).split(";")[0])
         t0 = time.perf_counter()
-        engine, chunks = Engine.rebuild(home, models)
+        with rebuild_slots:
+            engine, chunks = Engine.rebuild(home, models)
         log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
         return engine
 
