@@ -15,7 +15,7 @@ use crate::inference::Models;
 use crate::options::{Legs as LegChoice, RecallOptions, NEIGHBOR_PREVIEW_CHARS, RERANK_AUTO_POOL_FACTOR, RRF_K};
 use crate::resident::{code_query, Resident};
 use crate::store::{sql_str, LegResult, Store, StoredChunk, ROW_COLUMNS};
-use fusion::{identifier_ranking, recency_weight, rrf_fuse};
+use fusion::{identifier_ranking, recency_factor, rrf_fuse, Ranked};
 
 /// A neighbouring turn of a hit, shown as a short preview.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +30,7 @@ pub struct Neighbor {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub chunk: Chunk,
-    /// The final score: fused rank score (or the reranker's probability) times the recency weight.
+    /// The final score: fused rank score (or the reranker's probability) times the recency factor.
     pub score: f64,
     /// Cosine similarity of the passage to the query: what the relevance floor compares.
     pub similarity: f32,
@@ -96,26 +96,28 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
             None => return Ok(Vec::new()),
         },
     };
-    let Legs { dense_ids, bm25_ids, mut rows } = legs;
+    let Legs { dense, bm25, mut rows } = legs;
     // Each candidate once (a passage found by both legs is analysed once), BM25's order first.
     let mut listed = std::collections::HashSet::new();
-    let terms: Vec<(String, Vec<String>)> = bm25_ids
+    let terms: Vec<(String, Vec<String>)> = bm25
+        .ids
         .iter()
-        .chain(&dense_ids)
+        .chain(&dense.ids)
         .filter(|id| listed.insert(id.as_str()))
         .filter_map(|id| rows.get(id).map(|c| (id.clone(), id_terms(&c.row.chunk.text))))
         .collect();
     let wanted = id_terms(query);
     // The identifier leg is lexical evidence: it runs with BM25, not in a dense-only comparison.
-    let id_leg = if opts.legs == LegChoice::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
-    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[(&dense_ids, opts.dense_weight), (&bm25_ids, 1.0), (&id_leg, 1.0)], RRF_K)
+    let id_ids = if opts.legs == LegChoice::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
+    let id_leg = Ranked::positional(id_ids);
+    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[(&dense, opts.dense_weight), (&bm25, 1.0), (&id_leg, 1.0)], RRF_K)
         .into_iter()
         .take(candidates)
         .filter_map(|(id, s)| rows.remove(&id).map(|c| (c.row, s, c.similarity)))
         .filter(|(_, _, sim)| opts.min_similarity.is_none_or(|floor| *sim >= floor))
         .collect();
     if opts.identifier_guard && !wanted.is_empty() {
-        let named: std::collections::HashSet<&str> = id_leg.iter().map(String::as_str).collect();
+        let named: std::collections::HashSet<&str> = id_leg.ids.iter().map(String::as_str).collect();
         pool.retain(|(r, _, _)| named.contains(r.chunk.id.as_str()));
     }
 
@@ -129,7 +131,7 @@ pub async fn recall(store: &Store, models: &Models, query: &str, opts: &RecallOp
     }
     let now = opts.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
     for (r, s, _) in pool.iter_mut() {
-        *s *= recency_weight(r.ts_ms, now, opts.half_life_days);
+        *s *= recency_factor(r.ts_ms, now, opts.half_life_days);
     }
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
     pool.truncate(opts.k);
@@ -152,8 +154,8 @@ struct Candidate {
 
 /// What the search legs found: each leg's ranking by chunk id, and the rows behind them.
 struct Legs {
-    dense_ids: Vec<String>,
-    bm25_ids: Vec<String>,
+    dense: Ranked,
+    bm25: Ranked,
     rows: HashMap<String, Candidate>,
 }
 
@@ -175,19 +177,20 @@ fn resident_legs(r: &Resident, query: &str, qv: &[f32], candidates: usize, opts:
     let dense = if opts.legs != LegChoice::Bm25 { r.dense(&cq, candidates, filtered.then_some(&admit as _)) } else { Vec::new() };
     let bm25 = if opts.legs != LegChoice::Dense { r.bm25(query, candidates, &admit) } else { Vec::new() };
     let mut rows = HashMap::new();
-    let mut ids = |found: &[(usize, f32)]| -> Vec<String> {
-        found
+    let mut ranked = |found: &[(usize, f32)]| -> Ranked {
+        let ids = found
             .iter()
             .map(|&(i, _)| {
                 let row = r.row(i);
                 rows.entry(row.chunk.id.clone()).or_insert_with(|| Candidate { row: row.clone(), similarity: r.cosine(i, &cq) });
                 row.chunk.id.clone()
             })
-            .collect()
+            .collect();
+        Ranked::by_score(ids, &found.iter().map(|&(_, s)| s).collect::<Vec<_>>())
     };
-    let dense_ids = ids(&dense);
-    let bm25_ids = ids(&bm25);
-    Legs { dense_ids, bm25_ids, rows }
+    let dense = ranked(&dense);
+    let bm25 = ranked(&bm25);
+    Legs { dense, bm25, rows }
 }
 
 /// Both legs as Lance queries, each its own task on the runtime's workers. The BM25 leg starts first, so it
@@ -215,14 +218,14 @@ async fn lance_legs(
         Some(t) => t.await.map_err(join)??,
         None => LegResult::default(),
     };
-    let dense_ids: Vec<String> = dense.rows.iter().map(|r| r.chunk.id.clone()).collect();
-    let bm25_ids: Vec<String> = bm25.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    let ranked = |leg: &LegResult| Ranked::by_score(leg.rows.iter().map(|r| r.chunk.id.clone()).collect(), &leg.scores);
+    let (dense_ranked, bm25_ranked) = (ranked(&dense), ranked(&bm25));
     let mut rows = HashMap::new();
     for r in bm25.rows.into_iter().chain(dense.rows) {
         let similarity = cosine(&qv, &r.vector);
         rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity });
     }
-    Ok(Some(Legs { dense_ids, bm25_ids, rows }))
+    Ok(Some(Legs { dense: dense_ranked, bm25: bm25_ranked, rows }))
 }
 
 /// Adds the turns within `window` of each hit (not the hit's own turn), one preview per turn, fetched in one
