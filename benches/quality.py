@@ -85,8 +85,9 @@ def render(data: dict) -> str:
                 cells.append("–" if r is None else f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
             body += f"| {n:,} | {style} | " + " | ".join(cells) + " |\n"
     note = ("\nhit@k in % of 100 questions. dense / bm25 / hybrid: half_life_days=0 (historical benchmark: the "
-            "facts are spread over a year, recency would only add noise); hybrid+recency: half-life 30 days, "
-            "`now` pinned to the history's end (2026-11-20). k=8, candidates 30, neighbours 0.\n")  # fmt: skip
+            "facts are spread over a year, recency would only add noise); hybrid+recency: the default half-life "
+            "of 30 days (recency takes at most RECENCY_SHARE, 2%, of a score), `now` pinned to the history's end "
+            "(2026-11-20). k=8, candidates 30, neighbours 0.\n")  # fmt: skip
     return head + body + note
 
 
