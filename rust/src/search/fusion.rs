@@ -149,6 +149,9 @@ mod tests {
         assert!((fused[3].1 - 1.0 / 63.0).abs() < 1e-12);
         // Distances sort the other way; only equality matters.
         assert_eq!(Ranked::by_score(ids(&["a", "b", "c"]), &[0.1, 0.1, 0.4]).ranks, [0, 0, 2]);
+        // A leg without scores (NaN, or none at all) ranks by position.
+        assert_eq!(Ranked::by_score(ids(&["a", "b"]), &[f32::NAN, f32::NAN]).ranks, [0, 1]);
+        assert_eq!(Ranked::by_score(ids(&["a", "b"]), &[]).ranks, [0, 1]);
     }
 
     #[test]

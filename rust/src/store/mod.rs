@@ -87,7 +87,8 @@ impl Wanted {
     }
 }
 
-/// One search leg's result: rows in rank order with the leg's raw score (cosine distance or BM25).
+/// One search leg's result: rows in rank order with the leg's raw score (cosine distance or BM25); NaN where
+/// the leg gave none, which equals nothing, so such a row never shares a rank (`search::fusion::Ranked`).
 #[derive(Default)]
 pub struct LegResult {
     pub rows: Vec<StoredChunk>,
@@ -514,7 +515,7 @@ fn collect_leg(batches: &[arrow_array::RecordBatch], score_col: &str) -> Result<
     for b in batches {
         let n = b.num_rows();
         rows.extend(schema::from_batch(b)?);
-        scores.extend(schema::f32_column(b, score_col).unwrap_or_else(|| vec![0.0; n]));
+        scores.extend(schema::f32_column(b, score_col).unwrap_or_else(|| vec![f32::NAN; n]));
     }
     Ok(LegResult { rows, scores })
 }
