@@ -89,6 +89,20 @@ def test_passages_are_dated_merged_and_free_of_ids() -> None:
     assert "secret-session-id" not in out and "turn_uuid" not in out and "get" not in out.lower().split()
 
 
+def test_a_turn_shown_in_full_is_not_repeated_as_a_neighbour_preview() -> None:
+    full = ("SettleNet switched its export to file format v2.3 at the month-end close on 30 September.\n"
+            "In v2.3 the settlement column is renamed settled_amt, so our mapping reads nothing and the "
+            "settlement_amount column arrives empty for every month-end row.")
+    preview = " ".join(full.split())[:150].rsplit(" ", 1)[0] + "…"  # what the engine gives as a neighbour
+    hits = [
+        _hit("s", 4, "Why would the settlement column be empty only at the end of September?", [_nb(5, preview)]),
+        _hit("s", 5, full, [_nb(4, "Why would the settlement column be empty only at the end of September?", "user")]),
+    ]
+    out = render(hits, 4000)
+    assert out.count("SettleNet switched") == 1, out
+    assert "settlement_amount column arrives empty" in out  # the full text is the one kept
+
+
 @pytest.mark.parametrize("cap", [120, 300, 650, 1000, 4000])
 def test_output_never_exceeds_the_cap_and_never_cuts_a_word(cap: int) -> None:
     words = [f"word{i:04d}" for i in range(900)]

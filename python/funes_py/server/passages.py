@@ -44,16 +44,25 @@ class _Turn:
     texts: list[str] = field(default_factory=list)
 
     def add(self, text: str) -> None:
+        """One more rendering of this turn: kept unless another already holds it (a neighbour's preview is
+        held by the turn's full text, which replaces it)."""
         text = text.strip()
         if not text:
             return
+        gist = _gist(text)
         for i, old in enumerate(self.texts):
-            if text in old:
+            if gist in _gist(old):
                 return
-            if old in text:
+            if _gist(old) in gist:
                 self.texts[i] = text
                 return
         self.texts.append(text)
+
+
+def _gist(text: str) -> str:
+    """What two renderings of one turn share: the engine's neighbour preview is the turn's start with its
+    whitespace flattened and a trailing ellipsis, so compare without either."""
+    return " ".join(text.removesuffix(_ELLIPSIS.strip()).split())
 
 
 @dataclass
