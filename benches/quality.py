@@ -2,12 +2,15 @@
 
 Historical benchmark: recency is off (half_life_days=0) in the main rows, because the questions ask about
 facts spread evenly over a year and none is "recent". One extra row turns recency on as a user would have it
-(half-life 30 days, `now` pinned to the history's last day) to show what the default costs here.
+(half-life 30 days, `now` pinned to the history's last day) to show what the default costs here, and one
+more is what the MCP service answers with its defaults (candidates 8, identifier guard, recency on).
 Each recall: k=8, candidates 30 (the default), neighbours 0; a hit is the answer as a whole token in a
 returned passage's own text (`metrics.hit_at_k`).
 """
 
 from __future__ import annotations
+
+from funes_py.server.config import DEFAULT_RECALL_CANDIDATES, DEFAULT_RECALL_IDENTIFIER_GUARD
 
 from .harness import pct, read_jsonl, short
 from .history import HISTORY_END
@@ -20,6 +23,9 @@ CONFIGS = {
     "bm25": {"legs": "bm25", "half_life_days": 0.0},
     "hybrid": {"legs": "hybrid", "half_life_days": 0.0},
     "hybrid+recency": {"legs": "hybrid", "half_life_days": 30.0, "now": HISTORY_END},
+    # What the MCP service answers with its defaults (it returns k=3: read @1 and @3).
+    "service": {"candidates": DEFAULT_RECALL_CANDIDATES, "identifier_guard": DEFAULT_RECALL_IDENTIFIER_GUARD,
+                "half_life_days": 30.0, "now": HISTORY_END},  # fmt: skip
 }
 K = 8
 
@@ -87,7 +93,9 @@ def render(data: dict) -> str:
     note = ("\nhit@k in % of 100 questions. dense / bm25 / hybrid: half_life_days=0 (historical benchmark: the "
             "facts are spread over a year, recency would only add noise); hybrid+recency: the default half-life "
             "of 30 days (recency takes at most RECENCY_SHARE, 2%, of a score), `now` pinned to the history's end "
-            "(2026-11-20). k=8, candidates 30, neighbours 0.\n")  # fmt: skip
+            "(2026-11-20); service: the MCP service's defaults, candidates 8 per leg and the identifier guard, "
+            "recency as in hybrid+recency (the service returns 3 passages: read @1 and @3). k=8, candidates 30 "
+            "unless said, neighbours 0.\n")  # fmt: skip
     return head + body + note
 
 
