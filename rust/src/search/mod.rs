@@ -234,20 +234,16 @@ async fn attach_neighbors(store: &Store, hits: &mut [Hit], window: usize) -> Res
     let w = window as i64;
     // One scan for all hits: `session_id IN (...)` is answered by the session_id index; the seq window is
     // applied here (an OR of per-hit ranges would defeat the index).
-    let mut sessions: Vec<String> = hits.iter().map(|h| sql_str(&h.chunk.session_id)).collect();
+    let mut sessions: Vec<&str> = hits.iter().map(|h| h.chunk.session_id.as_str()).collect();
     sessions.sort();
     sessions.dedup();
-    let resident = store.with_resident(|r| {
-        hits.iter().flat_map(|h| r.session(&h.chunk.session_id)).cloned().collect::<Vec<StoredChunk>>()
-    });
+    let resident = store.with_resident(|r| sessions.iter().flat_map(|s| r.session(s)).cloned().collect::<Vec<StoredChunk>>());
     let rows = match resident {
-        Some(mut rows) => {
-            // Two hits of one session listed its rows twice.
-            let mut seen = std::collections::HashSet::new();
-            rows.retain(|r| seen.insert(r.chunk.id.clone()));
-            rows
+        Some(rows) => rows,
+        None => {
+            let quoted: Vec<String> = sessions.iter().map(|s| sql_str(s)).collect();
+            store.scan(Some(format!("session_id IN ({})", quoted.join(", "))), ROW_COLUMNS).await?
         }
-        None => store.scan(Some(format!("session_id IN ({})", sessions.join(", "))), ROW_COLUMNS).await?,
     };
     let mut by_session: HashMap<String, Vec<StoredChunk>> = HashMap::new();
     for r in rows {
