@@ -14,10 +14,6 @@ pub const EMBED_BATCH: usize = 32;
 /// idle machine; a server under concurrent load does better with 1 (`funes-py serve` uses 1).
 pub const DEFAULT_QUERY_THREADS: usize = 2;
 
-fn cores() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
 pub struct Embedder {
     model: OnnxModel,
 }
@@ -30,7 +26,7 @@ impl Embedder {
         if spec.kind != ModelKind::Embedder {
             return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.min(cores()))? })
+        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.min(super::cores()))? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

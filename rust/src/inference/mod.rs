@@ -22,6 +22,11 @@ use crate::error::{Error, Result};
 
 static ORT_INIT: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
 
+/// The machine's cores (1 if unknown): the cap on a session's threads.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// Loads ONNX Runtime from `dylib` (or `$ORT_DYLIB_PATH`) once per process. Later calls return the path that
 /// was loaded; a different path cannot replace it (the library stays loaded for the process's life).
 pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {

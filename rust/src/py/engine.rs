@@ -43,8 +43,7 @@ impl Models {
         let models = py
             .detach(|| -> crate::Result<_> {
                 let embedder = Embedder::load(&embedder_dir, pool, query_threads)?;
-                let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-                let reranker = reranker_dir.map(|d| CrossEncoder::load(&d, threads)).transpose()?;
+                let reranker = reranker_dir.map(|d| CrossEncoder::load(&d, inference::cores())).transpose()?;
                 Ok(inference::Models { embedder, reranker })
             })
             .map_err(to_py)?;
