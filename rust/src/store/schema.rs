@@ -71,8 +71,13 @@ pub struct StoredChunk {
 
 /// A string column of a batch, if present (nulls as empty strings).
 pub fn string_column(batch: &RecordBatch, name: &str) -> Option<Vec<String>> {
+    Some(optional_strings(batch, name)?.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// A string column of a batch, if present, nulls as `None`.
+fn optional_strings(batch: &RecordBatch, name: &str) -> Option<Vec<Option<String>>> {
     let col = batch.column_by_name(name)?.as_any().downcast_ref::<StringArray>()?;
-    Some((0..col.len()).map(|i| if col.is_null(i) { String::new() } else { col.value(i).to_string() }).collect())
+    Some((0..col.len()).map(|i| if col.is_null(i) { None } else { Some(col.value(i).to_string()) }).collect())
 }
 
 pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Result<RecordBatch> {
@@ -115,12 +120,7 @@ pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Res
 pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
     let n = batch.num_rows();
     let col = |name: &str| batch.column_by_name(name);
-    let strs = |name: &str| -> Vec<Option<String>> {
-        match col(name).and_then(|c| c.as_any().downcast_ref::<StringArray>().cloned()) {
-            Some(a) => (0..n).map(|i| if a.is_null(i) { None } else { Some(a.value(i).to_string()) }).collect(),
-            None => vec![None; n],
-        }
-    };
+    let strs = |name: &str| optional_strings(batch, name).unwrap_or_else(|| vec![None; n]);
     let ints = |name: &str| -> Vec<Option<i64>> {
         match col(name).and_then(|c| c.as_any().downcast_ref::<Int64Array>().cloned()) {
             Some(a) => (0..n).map(|i| if a.is_null(i) { None } else { Some(a.value(i)) }).collect(),
