@@ -57,7 +57,7 @@ def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
     """Quantize the converted model in `model_dir`; return the new cache entry (model.onnx, tokenizer.json,
     funes_model.json with `name` or "<name>-int8", the new fingerprint and `quantized_from`)."""
     from onnx import TensorProto
-    from onnxruntime.quantization import (  # local: pulls in onnxruntime's Python API
+    from onnxruntime.quantization import (  # type: ignore[import-untyped]  # local: pulls in onnxruntime's Python API
         QuantType,
         quantize_dynamic,
     )
