@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .passages import strip_pasted_recall
-from .redact import mask_secrets
+from ..redact import mask_secrets
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 MAX_USER_CHARS = 512
