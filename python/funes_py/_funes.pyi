@@ -1,4 +1,5 @@
 # Typed surface of the compiled engine (rust/src/py). Checked against the module by mypy.stubtest in tests.
+from collections.abc import Iterable
 from typing import final
 
 import numpy as np
@@ -251,6 +252,13 @@ class Engine:
     @property
     def home(self) -> str: ...
     def index(self, path: str, progress: object | None = None) -> IndexReport: ...
+    def unchanged(self, pairs: list[tuple[str, str]]) -> list[bool]: ...
+    def index_sources(
+        self,
+        sources: Iterable[tuple[str, str, list[tuple[int, str]] | None, list[tuple[int, str]]]],
+        files_unchanged: int = 0,
+        progress: object | None = None,
+    ) -> IndexReport: ...
     def recall(
         self,
         query: str,

@@ -17,16 +17,27 @@ from typing import Any
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NO_MEMORY, EXIT_MODEL, EXIT_PATH, EXIT_LOCKED = 0, 1, 2, 3, 4, 5, 6
 
 
+def _format_name(name: str) -> str:
+    from .sources import get
+
+    try:
+        return get(name).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     from . import _funes  # defaults come from the engine, not from here
+    from .sources import cli as sources_cli
 
     p = argparse.ArgumentParser(prog="funes-py", description="Recall over earlier conversations.")
     p.add_argument("--home", help="memory directory (default: $FUNES_HOME or ~/.funes-py)")
     p.add_argument("--embedder", help="embedding model directory or cached name (default: $FUNES_EMBEDDER or MiniLM)")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    s = sub.add_parser("index", help="index a .funes.jsonl file or a directory of them")
+    s = sub.add_parser("index", help="index conversations: a file, a directory or an export zip (see `sources`)")
     s.add_argument("path", nargs="?")
+    s.add_argument("--format", type=_format_name, help="read every file as this format (default: recognised by content)")
     s.add_argument("--rebuild", action="store_true", help="re-embed the stored text with the current embedder")
     s.add_argument("--json", action="store_true")
 
@@ -79,6 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize: a directory or name; pull: a Hub id")
     s.add_argument("--name")
 
+    sources_cli.add_parser(sub)
+
     for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions")):
         s = sub.add_parser(name, help=help_, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
@@ -115,6 +128,10 @@ def _run(args: argparse.Namespace) -> int:
     from .render import format_hits
 
     out = sys.stdout
+    if args.cmd == "sources":
+        from .sources import cli as sources_cli
+
+        return sources_cli.run(args)
     if args.cmd == "models":
         from .convert import registry
 
@@ -135,7 +152,7 @@ def _run(args: argparse.Namespace) -> int:
             print("index needs a PATH (or --rebuild)", file=sys.stderr)
             return EXIT_USAGE
         eng = Engine(home, models, resident=False)
-        report = eng.index(args.path, _progress if sys.stderr.isatty() else None)
+        report = eng.index(args.path, format=args.format, progress=_progress if sys.stderr.isatty() else None)
         for b in report.bad_lines:
             print(f"skipped {b.file}:{b.line}: {b.reason}", file=sys.stderr)
         for path, err in report.unreadable:

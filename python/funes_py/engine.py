@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import _funes
-from ._funes import ForgetReport, Hit, IndexReport, ScanMatch, SessionInfo, Sketch, Status, Turn
+from ._funes import ForgetReport, Hit, IndexReport, InvalidInputError, ScanMatch, SessionInfo, Sketch, Status, Turn
 from .config import settings
 from .models import Models
 
@@ -74,9 +74,27 @@ class Engine:
     def home(self) -> str:
         return self._inner.home
 
-    def index(self, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> IndexReport:
-        """Indexes a ``.funes.jsonl`` file or every one under a directory; only new chunks are embedded."""
-        return self._inner.index(str(path), progress)
+    def index(
+        self,
+        path: str | os.PathLike[str],
+        format: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexReport:
+        """Indexes the conversations under ``path`` (a file, a directory or an export zip): ``.funes.jsonl``,
+        Claude Code, Codex and Cursor sessions, ChatGPT and Claude.ai exports, each file's format recognised by
+        its content unless ``format`` names one (see ``funes_py.sources``). Files unchanged since the last run
+        are not read; only new chunks are embedded."""
+        from . import sources
+
+        if not hasattr(self._inner, "index_sources"):  # transitional: an engine built before index_sources
+            if format not in (None, "funes"):
+                raise InvalidInputError("this build of the engine reads only .funes.jsonl; rebuild it for other formats")
+            return self._inner.index(str(path), progress)
+        try:
+            todo, unchanged = sources.plan(path, format, self._inner.unchanged)
+        except ValueError as e:  # an unknown format name, or a named file none of the formats reads
+            raise InvalidInputError(str(e)) from None
+        return self._inner.index_sources(todo, unchanged, progress)
 
     def recall(
         self,
@@ -145,8 +163,8 @@ class Engine:
     async def arecall(self, query: str, **kwargs: Any) -> list[Hit]:
         return await self._run(self.recall, query, **kwargs)
 
-    async def aindex(self, path: str | os.PathLike[str]) -> IndexReport:
-        return await self._run(self.index, path)
+    async def aindex(self, path: str | os.PathLike[str], format: str | None = None) -> IndexReport:
+        return await self._run(self.index, path, format)
 
     async def aforget(self, session_id: str) -> ForgetReport:
         return await self._run(self.forget, session_id)

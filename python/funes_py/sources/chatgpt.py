@@ -81,8 +81,8 @@ def _message(msg: dict[str, Any]) -> tuple[str, list[Block]] | None:
     role = author.get("role") if isinstance(author, dict) else None
     if role not in ("user", "assistant"):
         return None
-    meta = msg.get("metadata") if isinstance(msg.get("metadata"), dict) else {}
-    if meta.get("is_visually_hidden_from_conversation") or msg.get("recipient", "all") != "all":
+    meta = msg.get("metadata")
+    if isinstance(meta, dict) and meta.get("is_visually_hidden_from_conversation") or msg.get("recipient", "all") != "all":
         return None
     content = msg.get("content")
     if not isinstance(content, dict):

@@ -72,7 +72,7 @@ def _branch(conv: dict[str, Any], messages: list[Any]) -> list[tuple[int, dict[s
         if not leaves:
             return indexed
         leaf = max(leaves, key=lambda im: (str(im[1].get("created_at") or ""), im[0]))[1].get("uuid")
-    chain = []
+    chain: list[tuple[int, dict[str, Any]]] = []
     node = leaf
     while isinstance(node, str) and node in by_id and len(chain) < len(indexed):
         chain.append(by_id[node])

@@ -115,7 +115,7 @@ def _item(s: _Session, item: dict[str, Any]) -> tuple[str, list[Block]] | None:
         parts = [p.get("text") for key in ("summary", "content") for p in (item.get(key) or []) if isinstance(p, dict)]
         return "assistant", [("thinking", "\n".join(x for x in parts if isinstance(x, str)), None)]
     if t in ("function_call", "custom_tool_call", "local_shell_call", "web_search_call"):
-        name = item.get("name") if isinstance(item.get("name"), str) else t.removesuffix("_call")
+        name = str(item["name"]) if isinstance(item.get("name"), str) else t.removesuffix("_call")
         if isinstance(item.get("call_id"), str):
             s.calls[item["call_id"]] = name
         args = item.get("arguments", item.get("input", item.get("action")))

@@ -128,13 +128,13 @@ def _next_element(r: _Reader, ordinal: int) -> Any | Fault:
                     r.more()
                     continue
                 return Fault(ordinal, f"invalid JSON: {e.msg}", fatal=True)
-            end = _element_end(r.buf, r.pos)
-            if end is None:
+            stop = _element_end(r.buf, r.pos)
+            if stop is None:
                 if r.more(at_least=len(r.buf) - r.pos):
                     continue
                 return Fault(ordinal, "the file ends inside this element (truncated?)", fatal=True)
             at = r.offset + e.pos
-            r.pos = end
+            r.pos = stop
             return Fault(ordinal, f"invalid JSON: {e.msg} (character {at})")
         if end == len(r.buf) and not r.eof and not isinstance(value, (dict, list)):
             r.more()  # a number at the buffer's end may go on in the next chunk
