@@ -30,7 +30,7 @@ def _count(root: Path, pattern: str) -> int:
     n = 0
     for _, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        n += sum(1 for f in files if fnmatch.fnmatch(f, pattern))
+        n += sum(1 for f in files if not f.startswith(".") and fnmatch.fnmatch(f, pattern))
     return n
 
 
