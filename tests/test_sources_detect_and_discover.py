@@ -133,3 +133,17 @@ def test_sources_lists_default_locations_with_file_counts(tmp_path):
     cursor = rows[("cursor", "~/.cursor/projects/*/agent-transcripts")]
     assert cursor.files == 1 and cursor.path == str(home / ".cursor/projects/web/agent-transcripts")
     assert rows[("chatgpt", "")].path is None
+
+
+def test_a_damaged_zip_member_is_reported_unreadable_and_not_stamped(tmp_path):
+    z = tmp_path / "export.zip"
+    payload = (DATA / CLAUDE_AI).read_bytes()
+    with zipfile.ZipFile(z, "w", zipfile.ZIP_STORED) as f:
+        f.writestr("conversations.json", payload)
+    raw = bytearray(z.read_bytes())
+    at = raw.find(b"Bike chain")
+    raw[at : at + 4] = b"Bxke"  # same length: the member still parses, its CRC no longer matches
+    z.write_bytes(bytes(raw))
+    out = list(plan(z, None, never_seen)[0])
+    assert out[-1].signature == "" and out[-1].bad[0][0] == 0 and "unreadable" in out[-1].bad[0][1]
+    assert out[-1].key.endswith("export.zip!conversations.json")

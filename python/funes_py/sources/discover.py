@@ -72,9 +72,16 @@ def units(path: str | os.PathLike[str]) -> list[Unit]:
 def check_explicit(path: str | os.PathLike[str], todo: list[Unit]) -> None:
     """A file (or zip) the user named must hold something we read: UnknownFormat otherwise, before any
     indexing starts."""
-    if todo and not any(detect(u) for u in todo):
+    if todo and not any(_recognised(u) for u in todo):
         what = "none of its members is" if todo[0].member is not None else "not"
         raise UnknownFormat(f"{path}: {what} a format funes-py reads (see `funes-py sources`, or force one with --format)")
+
+
+def _recognised(unit: Unit) -> bool:
+    try:
+        return detect(unit) is not None
+    except READ_ERRORS:
+        return True  # damaged rather than foreign: `items` reports it as unreadable
 
 
 def items(todo: Iterable[Unit], forced: Format | None = None) -> Iterator[Source]:
