@@ -59,7 +59,6 @@ def child_parse(path: str) -> dict:
 
 def child_index(path: str) -> dict:
     import psutil
-
     from funes_py import Engine, Models
 
     proc = psutil.Process()
@@ -95,7 +94,10 @@ def child_index(path: str) -> dict:
 
 def render(res: dict) -> str:
     p, i = res.get("parse"), res.get("index")
-    lines = ["| run | export | conversations / turns | time | per GB | peak RSS | above the model |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| run | export | conversations / turns | time | per GB | peak RSS | above the model |",
+        "|---|---|---|---|---|---|---|",
+    ]
     if p:
         lines.append(f"| adapter only (`sources.items`) | {p['bytes'] / GB:.2f} GB | {p['conversations']:,} / {p['turns']:,} | "
                      f"{p['seconds']:.0f} s | {p['seconds'] / (p['bytes'] / GB):.0f} s | {p['peak_rss_mb']:.0f} MB (whole process) | - |")  # fmt: skip
@@ -127,9 +129,13 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     res: dict = {}
     if args.mb:
-        res["parse"] = child_json([sys.executable, "-m", "benches.sources_bench", "--child", "parse", str(export(args.mb))])
+        res["parse"] = child_json(
+            [sys.executable, "-m", "benches.sources_bench", "--child", "parse", str(export(args.mb))]
+        )
     if args.index_mb:
-        res["index"] = child_json([sys.executable, "-m", "benches.sources_bench", "--child", "index", str(export(args.index_mb))])
+        res["index"] = child_json(
+            [sys.executable, "-m", "benches.sources_bench", "--child", "index", str(export(args.index_mb))]
+        )
     command = "python -m benches.sources_bench " + shlex.join(argv if argv is not None else sys.argv[1:])
     res["meta"] = meta("sources", command, False, time.perf_counter() - t0)
     DIR.mkdir(parents=True, exist_ok=True)

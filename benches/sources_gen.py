@@ -107,8 +107,12 @@ def conversation(rng: random.Random, i: int, t0: float) -> dict[str, Any]:
     ids = iter(str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(1000))
     root, sys_id = next(ids), next(ids)
     mapping: dict[str, Any] = {root: {"id": root, "message": None, "parent": None, "children": [sys_id]}}
-    mapping[sys_id] = {"id": sys_id, "parent": root, "children": [], "message": _message(
-        sys_id, "system", t0, {"content_type": "text", "parts": [""]}, hidden=True)}
+    mapping[sys_id] = {
+        "id": sys_id,
+        "parent": root,
+        "children": [],
+        "message": _message(sys_id, "system", t0, {"content_type": "text", "parts": [""]}, hidden=True),
+    }
     parent, t = sys_id, t0
 
     def add(role: str, content: dict[str, Any], **kw: Any) -> str:
@@ -123,23 +127,46 @@ def conversation(rng: random.Random, i: int, t0: float) -> dict[str, Any]:
     for turn in range(rng.randint(2, 9)):
         if i == PLANTED_AT and turn == 1:
             add("user", {"content_type": "text", "parts": ["Please remember this for me. " + PLANTED[0]]})
-            add("assistant", {"content_type": "text", "parts": ["Noted: locker 4471-KESTREL, spare badge in drawer 3."]})
+            add(
+                "assistant", {"content_type": "text", "parts": ["Noted: locker 4471-KESTREL, spare badge in drawer 3."]}
+            )
             continue
         user_text = _text(rng, topic, rng.randint(1, 4))
         if rng.random() < 0.1:
-            add("user", {"content_type": "multimodal_text", "parts": [
-                {"content_type": "image_asset_pointer", "asset_pointer": f"file-service://file-{next(ids)[:12]}",
-                 "size_bytes": rng.randint(50_000, 900_000), "width": 1024, "height": 768}, user_text]})
+            add(
+                "user",
+                {
+                    "content_type": "multimodal_text",
+                    "parts": [
+                        {
+                            "content_type": "image_asset_pointer",
+                            "asset_pointer": f"file-service://file-{next(ids)[:12]}",
+                            "size_bytes": rng.randint(50_000, 900_000),
+                            "width": 1024,
+                            "height": 768,
+                        },
+                        user_text,
+                    ],
+                },
+            )
         else:
             add("user", {"content_type": "text", "parts": [user_text]})
         asked = parent
         if rng.random() < 0.15:  # a python call and its output: not addressed to all, dropped by the adapter
-            add("assistant", {"content_type": "code", "language": "unknown", "text": "import math\nprint(math.pi * 2)"},
-                recipient="python")
+            add(
+                "assistant",
+                {"content_type": "code", "language": "unknown", "text": "import math\nprint(math.pi * 2)"},
+                recipient="python",
+            )
             add("tool", {"content_type": "execution_output", "text": "6.283185307179586"}, name="python")
         if rng.random() < 0.15:
-            add("assistant", {"content_type": "thoughts", "thoughts": [
-                {"summary": "Working it out", "content": _text(rng, topic, 2), "finished": True}]})
+            add(
+                "assistant",
+                {
+                    "content_type": "thoughts",
+                    "thoughts": [{"summary": "Working it out", "content": _text(rng, topic, 2), "finished": True}],
+                },
+            )
         if rng.random() < 0.17:  # a regenerated answer: the first one stays on a branch
             before = parent
             add("assistant", {"content_type": "text", "parts": [_text(rng, topic, rng.randint(2, 6))]})

@@ -4,14 +4,30 @@ same ids and seqs to old turns when the file has grown. No engine needed."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
-import datetime as dt
 
 import pytest
 from sources_helpers import (
-    CHATGPT, CHATGPT_SOURDOUGH, CLAUDE_AI, CLAUDE_AI_BIKE, CLAUDE_AI_TAX, CLAUDE_CODE, CLAUDE_CODE_SESSION, CODEX,
-    CODEX_SESSION, CURSOR, CURSOR_SESSION, DATA, NATIVE, append_jsonl, bad_of, copy_sample, read_items, turns_of,
+    CHATGPT,
+    CHATGPT_SOURDOUGH,
+    CLAUDE_AI,
+    CLAUDE_AI_BIKE,
+    CLAUDE_AI_TAX,
+    CLAUDE_CODE,
+    CLAUDE_CODE_SESSION,
+    CODEX,
+    CODEX_SESSION,
+    CURSOR,
+    CURSOR_SESSION,
+    DATA,
+    NATIVE,
+    append_jsonl,
+    bad_of,
+    copy_sample,
+    read_items,
+    turns_of,
 )  # fmt: skip
 
 
@@ -79,7 +95,7 @@ def test_codex_turns_from_response_items_only():
 
 def test_cursor_unwraps_user_text_and_dates_turns_by_the_file(tmp_path):
     p = copy_sample(CURSOR, tmp_path)
-    when = dt.datetime(2026, 3, 5, 16, 10, tzinfo=dt.timezone.utc).timestamp()
+    when = dt.datetime(2026, 3, 5, 16, 10, tzinfo=dt.UTC).timestamp()
     os.utime(p, (when, when))
     turns = turns_of(p)
     assert {t["session_id"] for t in turns} == {CURSOR_SESSION} and {t["harness"] for t in turns} == {"cursor"}
@@ -147,7 +163,9 @@ def test_claude_ai_blocks_branches_and_old_exports():
     assert [t["turn_uuid"][-1] for t in bike] == ["3", "4"]  # the edited-away question and its answer dropped
     old = [t for t in turns if t["title"] == "Old export shape"]
     assert [t["role"] for t in old] == ["user", "assistant"] and old[0]["ts"] == "2024-05-02T12:00:05Z"
-    assert [(n, "missing field `chat_messages`" in r and "aaaaaaaa-0000" in r) for n, r in bad_of(DATA / CLAUDE_AI)] == [(3, True)]
+    assert [
+        (n, "missing field `chat_messages`" in r and "aaaaaaaa-0000" in r) for n, r in bad_of(DATA / CLAUDE_AI)
+    ] == [(3, True)]
 
 
 def test_native_files_are_handed_to_the_engine_untouched():
@@ -161,7 +179,9 @@ def test_secrets_are_masked_in_every_adapter(tmp_path):
     token = "ghp_" + "a1B2c3D4e5" * 4
     p = tmp_path / "s" / "s.jsonl"
     p.parent.mkdir()
-    append_jsonl(p, {"role": "user", "message": {"content": [{"type": "text", "text": f"<user_query>use {token}</user_query>"}]}})
+    append_jsonl(
+        p, {"role": "user", "message": {"content": [{"type": "text", "text": f"<user_query>use {token}</user_query>"}]}}
+    )
     codex = tmp_path / "rollout-x.jsonl"
     append_jsonl(codex, {"timestamp": "2026-03-05T09:00:00Z", "type": "response_item",
                          "payload": {"type": "function_call", "name": "shell", "arguments": f"GITHUB_TOKEN={token} git push", "call_id": "c"}})  # fmt: skip
@@ -174,7 +194,7 @@ def test_secrets_are_masked_in_every_adapter(tmp_path):
 def test_a_grown_jsonl_keeps_the_old_turns_ids_and_seqs(tmp_path, rel):
     p = copy_sample(rel, tmp_path)
     before = turns_of(p)
-    key = lambda t: (t["turn_uuid"], t["seq"], json.dumps(t["blocks"]))  # noqa: E731
+    key = lambda t: (t["turn_uuid"], t["seq"], json.dumps(t["blocks"]))
     # A last line still being written is skipped silently, not reported.
     with p.open("a") as f:
         f.write('{"type":"user","message":{"role":"user","content":"half wri')
@@ -199,6 +219,8 @@ def _two_more(rel: str) -> str:
                  "content": [{"type": t, "text": text}]}} for role, t, text in
                 (("user", "input_text", "Run the tests"), ("assistant", "output_text", "All 48 pass."))]  # fmt: skip
     else:
-        recs = [{"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>Ship it</user_query>"}]}},
-                {"role": "assistant", "message": {"content": [{"type": "text", "text": "Merged into main."}]}}]
+        recs = [
+            {"role": "user", "message": {"content": [{"type": "text", "text": "<user_query>Ship it</user_query>"}]}},
+            {"role": "assistant", "message": {"content": [{"type": "text", "text": "Merged into main."}]}},
+        ]
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)

@@ -8,9 +8,8 @@ import os
 import zipfile
 
 import pytest
-from sources_helpers import CHATGPT, CLAUDE_AI, CLAUDE_CODE, CODEX, CURSOR, DATA, NATIVE, copy_sample
-
 from funes_py.cli import main
+from sources_helpers import CHATGPT, CLAUDE_AI, CLAUDE_CODE, CODEX, CURSOR, DATA, NATIVE, copy_sample
 
 pytestmark = pytest.mark.models
 
@@ -38,15 +37,17 @@ def test_one_index_run_reads_every_format_and_reports_each_corrupt_record(mixed,
     real = os.path.realpath
     zip_member = f"{real(mixed / 'chatgpt-export.zip')}!conversations.json"
     bad = sorted((b["file"], b["line"]) for b in report["bad_lines"])
-    assert bad == sorted([
-        (real(mixed / CLAUDE_CODE), 11),
-        (real(mixed / CODEX), 12),
-        (real(mixed / CURSOR), 5),
-        (zip_member, 3),
-        (zip_member, 4),
-        (real(mixed / CLAUDE_AI), 3),
-        (real(mixed / NATIVE), 2),
-    ]), report["bad_lines"]
+    assert bad == sorted(
+        [
+            (real(mixed / CLAUDE_CODE), 11),
+            (real(mixed / CODEX), 12),
+            (real(mixed / CURSOR), 5),
+            (zip_member, 3),
+            (zip_member, 4),
+            (real(mixed / CLAUDE_AI), 3),
+            (real(mixed / NATIVE), 2),
+        ]
+    ), report["bad_lines"]
     assert report["turns"] == 9 + 7 + 5 + 7 + 8 + 2
     assert report["unreadable"] == []
 

@@ -11,12 +11,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from sources_helpers import CHATGPT, CLAUDE_AI, CLAUDE_CODE, CODEX, CURSOR, DATA, NATIVE
-
-import funes_py.sources.common as common
-from funes_py.sources import UnknownFormat, get, plan, units
+from funes_py.sources import UnknownFormat, common, get, plan, units
 from funes_py.sources.cli import locations
 from funes_py.sources.detect import detect
+from sources_helpers import CHATGPT, CLAUDE_AI, CLAUDE_CODE, CODEX, CURSOR, DATA, NATIVE
 
 MISLEADING = {  # sample -> a name that says nothing true about it
     CLAUDE_CODE: "notes/session.jsonl",
@@ -26,7 +24,14 @@ MISLEADING = {  # sample -> a name that says nothing true about it
     CLAUDE_AI: "chatgpt/conversations.json",
     NATIVE: "plain.jsonl",
 }
-EXPECTED = {CLAUDE_CODE: "claude-code", CODEX: "codex", CURSOR: "cursor", CHATGPT: "chatgpt", CLAUDE_AI: "claude-ai", NATIVE: "funes"}
+EXPECTED = {
+    CLAUDE_CODE: "claude-code",
+    CODEX: "codex",
+    CURSOR: "cursor",
+    CHATGPT: "chatgpt",
+    CLAUDE_AI: "claude-ai",
+    NATIVE: "funes",
+}
 
 
 def test_each_format_is_recognised_by_content(tmp_path):
@@ -116,7 +121,9 @@ def test_a_named_file_of_no_known_format_is_refused_before_indexing(tmp_path):
 
 
 def test_format_names_and_aliases():
-    assert get("claude").name == "claude-code" and get("Claude.ai").name == "claude-ai" and get("native").name == "funes"
+    assert (
+        get("claude").name == "claude-code" and get("Claude.ai").name == "claude-ai" and get("native").name == "funes"
+    )
     with pytest.raises(ValueError, match="chatgpt"):
         get("gemini")
 

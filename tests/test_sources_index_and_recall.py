@@ -10,13 +10,24 @@ import os
 
 import pytest
 from sources_helpers import (
-    CHATGPT, CHATGPT_SOURDOUGH, CLAUDE_AI, CLAUDE_AI_BIKE, CLAUDE_AI_TAX, CLAUDE_CODE, CLAUDE_CODE_SESSION, CODEX,
-    CODEX_SESSION, CURSOR, CURSOR_SESSION, append_jsonl, copy_sample,
+    CHATGPT,
+    CHATGPT_SOURDOUGH,
+    CLAUDE_AI,
+    CLAUDE_AI_BIKE,
+    CLAUDE_AI_TAX,
+    CLAUDE_CODE,
+    CLAUDE_CODE_SESSION,
+    CODEX,
+    CODEX_SESSION,
+    CURSOR,
+    CURSOR_SESSION,
+    append_jsonl,
+    copy_sample,
 )  # fmt: skip
 
 pytestmark = pytest.mark.models
 
-CURSOR_MTIME = dt.datetime(2026, 3, 5, 16, 10, tzinfo=dt.timezone.utc).timestamp()
+CURSOR_MTIME = dt.datetime(2026, 3, 5, 16, 10, tzinfo=dt.UTC).timestamp()
 
 
 def top(engine, query, **kw):
@@ -82,7 +93,12 @@ ANSWER = "The spare part is on shelf Q9 of the north store."
 def grow(fmt, p):
     """Two more turns, the way each tool would write them (append a line; rewrite the export)."""
     if fmt == "claude-code":
-        base = {"type": "user", "isSidechain": False, "sessionId": CLAUDE_CODE_SESSION, "timestamp": "2026-03-04T11:00:00Z"}
+        base = {
+            "type": "user",
+            "isSidechain": False,
+            "sessionId": CLAUDE_CODE_SESSION,
+            "timestamp": "2026-03-04T11:00:00Z",
+        }
         append_jsonl(p, {**base, "uuid": "e0000000-0000-4000-8000-000000000001", "message": {"role": "user", "content": "Where is the spare?"}},
                      {**base, "type": "assistant", "uuid": "e0000000-0000-4000-8000-000000000002",
                       "message": {"role": "assistant", "content": [{"type": "text", "text": ANSWER}]}})  # fmt: skip
@@ -97,11 +113,24 @@ def grow(fmt, p):
         convs = json.loads(p.read_text())
         c = convs[0]
         t = c["mapping"]["a-2"]["message"]["create_time"] + 60
-        for nid, parent, role, text in (("u-9", "a-3", "user", "Where is the spare?"), ("a-9", "u-9", "assistant", ANSWER)):
+        for nid, parent, role, text in (
+            ("u-9", "a-3", "user", "Where is the spare?"),
+            ("a-9", "u-9", "assistant", ANSWER),
+        ):
             c["mapping"][parent]["children"].append(nid)
-            c["mapping"][nid] = {"id": nid, "parent": parent, "children": [], "message": {
-                "id": nid, "author": {"role": role}, "create_time": t, "recipient": "all",
-                "content": {"content_type": "text", "parts": [text]}, "metadata": {}}}
+            c["mapping"][nid] = {
+                "id": nid,
+                "parent": parent,
+                "children": [],
+                "message": {
+                    "id": nid,
+                    "author": {"role": role},
+                    "create_time": t,
+                    "recipient": "all",
+                    "content": {"content_type": "text", "parts": [text]},
+                    "metadata": {},
+                },
+            }
         c["current_node"] = "a-9"
         p.write_text(json.dumps(convs, ensure_ascii=False))
     else:

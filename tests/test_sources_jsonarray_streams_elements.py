@@ -9,14 +9,13 @@ import json
 import random
 
 import pytest
-
 from funes_py.sources.jsonarray import Fault, NotAnArray, _Reader, iter_array
 
 ELEMENTS = [
     {"title": "a", "mapping": {"n": {"parts": ['"]}{[', "tab\there", "\\", "ünï ☃ 😀"]}}},
     {"title": "b" * 5000, "nested": [[[]], {}, [{"x": None}]], "n": -1.5e3},
     {},
-    {"s": "\\\\\"", "t": True},
+    {"s": '\\\\"', "t": True},
 ]
 
 

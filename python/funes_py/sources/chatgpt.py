@@ -82,7 +82,11 @@ def _message(msg: dict[str, Any]) -> tuple[str, list[Block]] | None:
     if role not in ("user", "assistant"):
         return None
     meta = msg.get("metadata")
-    if isinstance(meta, dict) and meta.get("is_visually_hidden_from_conversation") or msg.get("recipient", "all") != "all":
+    if (
+        isinstance(meta, dict)
+        and meta.get("is_visually_hidden_from_conversation")
+        or msg.get("recipient", "all") != "all"
+    ):
         return None
     content = msg.get("content")
     if not isinstance(content, dict):

@@ -21,7 +21,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from .common import (
-    Block, Refused, Source, Unit, compact_json, iso_utc, need, position_id, text_of_parts, turn_line,
+    Block,
+    Refused,
+    Source,
+    Unit,
+    compact_json,
+    iso_utc,
+    need,
+    position_id,
+    text_of_parts,
+    turn_line,
 )  # fmt: skip
 from .export import read_export
 
@@ -52,7 +61,9 @@ def convert(conv: dict[str, Any]) -> list[str]:
             raise Refused(f"message {i}: no `created_at`, and the conversation has none")
         mid = msg.get("uuid")
         turn_uuid = mid if isinstance(mid, str) and mid else position_id(cid, f"message {i}")
-        line = turn_line(cid, turn_uuid, len(lines), ts, role, HARNESS, _blocks(msg), {"title": title} if title else None)
+        line = turn_line(
+            cid, turn_uuid, len(lines), ts, role, HARNESS, _blocks(msg), {"title": title} if title else None
+        )
         if line is not None:
             lines.append(line)
             last_ts = ts

@@ -19,7 +19,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .common import Block, Refused, Source, Unit, compact_json, iso_utc, jsonl_records, need, text_of_parts, turn_line
+from .common import (
+    SHAPE_ERRORS,
+    Block,
+    Refused,
+    Source,
+    Unit,
+    compact_json,
+    iso_utc,
+    jsonl_records,
+    need,
+    reason,
+    text_of_parts,
+    turn_line,
+)
 
 NAME = "claude-code"
 HARNESS = "claude-code"
@@ -46,8 +59,8 @@ def read(unit: Unit) -> Iterator[Source]:
                 continue
             try:
                 line = _turn(unit.stem, rec, seq, tool_names)
-            except Refused as e:
-                bad.append((n, str(e)))
+            except SHAPE_ERRORS as e:
+                bad.append((n, reason(e)))
                 continue
             if line is not None:
                 lines.append((n, line))

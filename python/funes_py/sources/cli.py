@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     for r in found or rows:
         if r.location or not found:
             out.write(f"  {r.command}\n")
-    out.write("Exports: `funes-py index` the zip you downloaded (or its conversations.json); --format NAME forces "
-              "a format.\n")
+    out.write(
+        "Exports: `funes-py index` the zip you downloaded (or its conversations.json); --format NAME forces a format.\n"
+    )
     return 0

@@ -22,7 +22,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .common import Block, Refused, Source, Unit, compact_json, iso_utc, jsonl_records, need, position_id, turn_line
+from .common import (
+    SHAPE_ERRORS,
+    Block,
+    Refused,
+    Source,
+    Unit,
+    compact_json,
+    iso_utc,
+    jsonl_records,
+    need,
+    position_id,
+    reason,
+    turn_line,
+)
 
 NAME = "codex"
 HARNESS = "codex"
@@ -31,7 +44,9 @@ ITEMS = {
     "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
     "custom_tool_call_output", "local_shell_call", "web_search_call",
 }  # fmt: skip
-_INJECTED = re.compile(r"^\s*(<environment_context>|<user_instructions>|<permissions instructions>|# AGENTS\.md instructions)")
+_INJECTED = re.compile(
+    r"^\s*(<environment_context>|<user_instructions>|<permissions instructions>|# AGENTS\.md instructions)"
+)
 _UUID_TAIL = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$")
 
 
@@ -63,8 +78,8 @@ def read(unit: Unit) -> Iterator[Source]:
                 continue
             try:
                 line = _record(s, n, rec)
-            except Refused as e:
-                bad.append((n, str(e)))
+            except SHAPE_ERRORS as e:
+                bad.append((n, reason(e)))
                 continue
             if line is not None:
                 lines.append((n, line))

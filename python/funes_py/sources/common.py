@@ -73,12 +73,12 @@ class Unit:
         return name
 
     def signature(self) -> str:
-        """"size:mtime_ns" of the file (of the zip, for a member): the engine's change stamp."""
+        """ "size:mtime_ns" of the file (of the zip, for a member): the engine's change stamp."""
         st = os.stat(self.path)
         return f"{st.st_size}:{st.st_mtime_ns}"
 
     def mtime(self) -> dt.datetime:
-        return dt.datetime.fromtimestamp(os.stat(self.path).st_mtime, dt.timezone.utc)
+        return dt.datetime.fromtimestamp(os.stat(self.path).st_mtime, dt.UTC)
 
     @contextlib.contextmanager
     def open(self) -> Iterator[IO[bytes]]:
@@ -96,6 +96,16 @@ class Unit:
 
 class Refused(ValueError):
     """A record an adapter will not index; the message names the field (or fault) and becomes a `bad` entry."""
+
+
+# What a record of an unexpected shape raises inside an adapter (a list where a string was expected, ...): it
+# is reported as a bad record like a Refused one, never a crash that would cost the rest of the file.
+SHAPE_ERRORS = (Refused, TypeError, AttributeError, KeyError, ValueError, IndexError)
+
+
+def reason(e: Exception) -> str:
+    """The `bad` reason for an exception out of SHAPE_ERRORS."""
+    return str(e) if isinstance(e, Refused) else f"unexpected shape ({type(e).__name__}: {e})"
 
 
 def need(obj: Any, field: str, kind: type | tuple[type, ...], where: str = "") -> Any:
@@ -122,7 +132,7 @@ def iso_utc(value: Any) -> str | None:
     if isinstance(value, (int, float)):
         secs = float(value) / 1000.0 if value > 1e11 else float(value)
         try:
-            t = dt.datetime.fromtimestamp(secs, dt.timezone.utc)
+            t = dt.datetime.fromtimestamp(secs, dt.UTC)
         except (OverflowError, OSError, ValueError):
             return None
     elif isinstance(value, str) and value.strip():
@@ -133,14 +143,14 @@ def iso_utc(value: Any) -> str | None:
             t = dt.datetime.fromisoformat(s)
         except ValueError:
             return None
-        t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+        t = t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
     else:
         return None
     return format_utc(t)
 
 
 def format_utc(t: dt.datetime) -> str:
-    t = t.astimezone(dt.timezone.utc)
+    t = t.astimezone(dt.UTC)
     if t.microsecond:
         return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
     return t.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,14 +18,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from .common import (
-    Block, Refused, Source, Unit, compact_json, format_utc, iso_utc, jsonl_records, position_id, text_of_parts,
+    SHAPE_ERRORS,
+    Block,
+    Refused,
+    Source,
+    Unit,
+    compact_json,
+    format_utc,
+    iso_utc,
+    jsonl_records,
+    position_id,
+    reason,
+    text_of_parts,
     turn_line,
 )  # fmt: skip
 
 NAME = "cursor"
 HARNESS = "cursor"
-_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.S)
-_TIMESTAMP = re.compile(r"<timestamp>\s*(.*?)\s*</timestamp>", re.S)
+_QUERY = re.compile(r"<user_query>\s*(.*?)\s*</user_query>", re.DOTALL)
+_TIMESTAMP = re.compile(r"<timestamp>\s*(.*?)\s*</timestamp>", re.DOTALL)
 
 
 def looks_like(record: dict[str, Any]) -> bool:
@@ -53,8 +64,8 @@ def read(unit: Unit) -> Iterator[Source]:
                 continue  # a status line
             try:
                 blocks, stamp = _blocks(role, rec)
-            except Refused as e:
-                bad.append((n, str(e)))
+            except SHAPE_ERRORS as e:
+                bad.append((n, reason(e)))
                 continue
             ts = stamp or ts
             line = turn_line(session, position_id(session, f"line {n}"), seq, ts, role, HARNESS, blocks)

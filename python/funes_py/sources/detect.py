@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 from .common import Unit
 from .registry import EXPORTS, FORMATS, JSONL_ORDER, Format
@@ -36,6 +38,13 @@ def _export(head: str) -> Format | None:
     return FORMATS[min(found)[1]] if found else None
 
 
+def _safe(looks_like: Callable[[dict[str, Any]], bool], rec: dict[str, Any]) -> bool:
+    try:
+        return looks_like(rec)
+    except TypeError:  # a value of an odd type (a list where a name is expected): not ours
+        return False
+
+
 def _jsonl(unit: Unit) -> Format | None:
     seen = read = 0
     with unit.open() as f:
@@ -48,7 +57,7 @@ def _jsonl(unit: Unit) -> Format | None:
             if isinstance(rec, dict):
                 for name in JSONL_ORDER:
                     looks_like = FORMATS[name].looks_like
-                    if looks_like is not None and looks_like(rec):
+                    if looks_like is not None and _safe(looks_like, rec):
                         return FORMATS[name]
                 seen += 1
             if seen >= SNIFF_RECORDS or read >= SNIFF_BYTES:

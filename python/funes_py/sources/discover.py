@@ -38,9 +38,7 @@ def _zip_members(path: Path) -> list[Unit]:
     with zipfile.ZipFile(path) as z:
         names = sorted(i.filename for i in z.infolist() if not i.is_dir())
     return [
-        Unit(path, n)
-        for n in names
-        if n.endswith(WALKED_SUFFIXES) and not any(_hidden(part) for part in n.split("/"))
+        Unit(path, n) for n in names if n.endswith(WALKED_SUFFIXES) and not any(_hidden(part) for part in n.split("/"))
     ]
 
 
@@ -74,7 +72,9 @@ def check_explicit(path: str | os.PathLike[str], todo: list[Unit]) -> None:
     indexing starts."""
     if todo and not any(_recognised(u) for u in todo):
         what = "none of its members is" if todo[0].member is not None else "not"
-        raise UnknownFormat(f"{path}: {what} a format funes-py reads (see `funes-py sources`, or force one with --format)")
+        raise UnknownFormat(
+            f"{path}: {what} a format funes-py reads (see `funes-py sources`, or force one with --format)"
+        )
 
 
 def _recognised(unit: Unit) -> bool:

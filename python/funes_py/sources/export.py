@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .common import Bad, Line, Refused, Source, Unit
+from .common import SHAPE_ERRORS, Bad, Line, Refused, Source, Unit, reason
 from .jsonarray import Fault, NotAnArray, iter_array
 
 # An item holds at most this many conversations or this much line text (whichever comes first): memory stays
@@ -44,8 +44,8 @@ def read_export(unit: Unit, convert: Convert, ids: tuple[str, ...]) -> Iterator[
                     if not isinstance(conv, dict):
                         raise Refused("not a JSON object")
                     new = convert(conv)
-                except Refused as e:
-                    bad.append((ordinal, f"{conversation_label(conv, ids)} (#{ordinal}): {e}"))
+                except SHAPE_ERRORS as e:
+                    bad.append((ordinal, f"{conversation_label(conv, ids)} (#{ordinal}): {reason(e)}"))
                     continue
                 lines.extend((ordinal, line) for line in new)
                 chars += sum(len(x) for x in new)

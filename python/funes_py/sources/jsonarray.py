@@ -22,7 +22,7 @@ CHUNK = 1 << 20
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")
 # A whole string (unrolled loop: fast on long strings), a lone quote (a string cut off), or a bracket.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{}]', re.S)
+_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{}]', re.DOTALL)
 
 
 class NotAnArray(ValueError):
