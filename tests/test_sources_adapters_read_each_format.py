@@ -224,3 +224,44 @@ def _two_more(rel: str) -> str:
             {"role": "assistant", "message": {"content": [{"type": "text", "text": "Merged into main."}]}},
         ]
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
+
+
+ODD = {  # a record of a shape no writer intended, per format: reported with its place, the rest kept
+    CLAUDE_CODE: {
+        "type": "assistant",
+        "uuid": "u",
+        "timestamp": "2026-03-04T10:00:00Z",
+        "sessionId": "s",
+        "message": ["x"],
+    },
+    CODEX: {
+        "timestamp": "2026-03-05T10:00:00Z",
+        "type": "response_item",
+        "payload": {"type": "message", "role": ["user"]},
+    },
+    CURSOR: {"role": "assistant", "message": {"content": 42}},
+}
+
+
+@pytest.mark.parametrize("rel", list(ODD))
+def test_a_record_of_an_odd_shape_is_reported_not_a_crash(tmp_path, rel):
+    p = copy_sample(rel, tmp_path)
+    n_before = len(turns_of(p))
+    append_jsonl(p, ODD[rel])
+    n_lines = len(p.read_text().splitlines())
+    assert len(turns_of(p)) == n_before
+    place, why = bad_of(p)[-1]
+    assert place == n_lines and why, why
+
+
+@pytest.mark.parametrize("rel", [CHATGPT, CLAUDE_AI])
+def test_an_export_conversation_of_an_odd_shape_is_reported_by_ordinal(tmp_path, rel):
+    p = copy_sample(rel, tmp_path)
+    convs = json.loads(p.read_text())
+    n_before = len(turns_of(p))
+    odd = {"id": "odd-1", "uuid": "odd-1", "conversation_id": "odd-1", "current_node": "a", "mapping": {"a": ["not a node"]},
+           "chat_messages": ["not a message", {"sender": ["human"], "created_at": 5}]}  # fmt: skip
+    p.write_text(json.dumps([*convs, odd]))
+    bad = bad_of(p)
+    assert len(turns_of(p)) == n_before
+    assert bad[-1][0] == len(convs) + 1 and "odd-1" in bad[-1][1], bad

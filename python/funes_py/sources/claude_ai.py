@@ -53,9 +53,11 @@ def convert(conv: dict[str, Any]) -> list[str]:
     last_ts: str | None = None
     for i, msg in _branch(conv, messages):
         sender = msg.get("sender")
-        role = _ROLES.get(sender) if isinstance(sender, str) else None
+        if not isinstance(sender, str):
+            raise Refused(f"`chat_messages[{i}].sender` is missing or not a string")
+        role = _ROLES.get(sender)
         if role is None:
-            continue
+            continue  # another sender (none is known today): not the user's nor the assistant's words
         ts = iso_utc(msg.get("created_at")) or last_ts or conv_ts
         if ts is None:
             raise Refused(f"message {i}: no `created_at`, and the conversation has none")
@@ -72,7 +74,10 @@ def convert(conv: dict[str, Any]) -> list[str]:
 
 def _branch(conv: dict[str, Any], messages: list[Any]) -> list[tuple[int, dict[str, Any]]]:
     """(index, message) along the current branch, root first."""
-    indexed = [(i, m) for i, m in enumerate(messages) if isinstance(m, dict)]
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise Refused(f"`chat_messages[{i}]` is not an object")
+    indexed = list(enumerate(messages))
     by_id = {m["uuid"]: (i, m) for i, m in indexed if isinstance(m.get("uuid"), str)}
     if not any("parent_message_uuid" in m for _, m in indexed):
         return indexed
