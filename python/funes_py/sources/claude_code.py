@@ -11,7 +11,9 @@ One line per record. Kept: `type` "user" / "assistant" records on the main chain
 * images and `redacted_thinking`.
 A user record whose blocks are all tool results gets role "tool" (Claude records them as "user", but they are
 not something the user said). Tool results get the name of their tool_use (same id, earlier in the file).
-The session id is the file name's stem (the reference funes does the same); `cwd` travels as `workdir`."""
+The session id is the record's `sessionId` (else the file name's stem, which is the same for a session's own
+records): a resumed session that copies earlier turns into a new file then keeps their session and ids, so
+they are stored once. `cwd` travels as `workdir`."""
 
 from __future__ import annotations
 
@@ -44,7 +46,12 @@ _COMMAND_ECHO = re.compile(
 
 
 def looks_like(record: dict[str, Any]) -> bool:
-    return record.get("type") in RECORD_TYPES and "payload" not in record and any(k in record for k in _ID_KEYS)
+    kind = record.get("type")
+    if not isinstance(kind, str) or "payload" in record or "role" in record:
+        return False
+    # Every record Claude Code writes carries `sessionId` (new record types appear often: `pr-link`, ...);
+    # a `summary` carries only `leafUuid`.
+    return "sessionId" in record or (kind in RECORD_TYPES and any(k in record for k in _ID_KEYS))
 
 
 def read(unit: Unit) -> Iterator[Source]:
@@ -58,7 +65,10 @@ def read(unit: Unit) -> Iterator[Source]:
                 bad.append((n, fault or "unreadable"))
                 continue
             try:
-                line = _turn(unit.stem, rec, seq, tool_names)
+                session = (
+                    rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else unit.stem
+                )
+                line = _turn(session, rec, seq, tool_names)
             except SHAPE_ERRORS as e:
                 bad.append((n, reason(e)))
                 continue
