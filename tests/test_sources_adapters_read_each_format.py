@@ -265,3 +265,23 @@ def test_an_export_conversation_of_an_odd_shape_is_reported_by_ordinal(tmp_path,
     bad = bad_of(p)
     assert len(turns_of(p)) == n_before
     assert bad[-1][0] == len(convs) + 1 and "odd-1" in bad[-1][1], bad
+
+
+def test_codex_older_rollouts_without_the_envelope(tmp_path):
+    p = tmp_path / "rollout-2025-04-20T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"
+    append_jsonl(
+        p,
+        {"id": "5973b6c0-94b8-487b-a530-2aeb6098ae0e", "timestamp": "2025-04-20T10:00:00.000Z", "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "rename the flag to --dry-run"}]},
+        {"type": "function_call", "name": "shell", "arguments": '{"command":["rg","--dry"]}', "call_id": "c1"},
+        {"type": "function_call_output", "call_id": "c1", "output": {"content": "cli.py:12: --dry", "success": True}},
+    )
+    turns = turns_of(p)
+    assert {t["session_id"] for t in turns} == {"5973b6c0-94b8-487b-a530-2aeb6098ae0e"}
+    assert [(t["role"], blocks(t)) for t in turns] == [
+        ("user", [("text", None)]),
+        ("assistant", [("tool_use", "shell")]),
+        ("tool", [("tool_result", "shell")]),
+    ]
+    assert {t["ts"] for t in turns} == {"2025-04-20T10:00:00Z"} and turns[2]["blocks"][0]["text"] == "cli.py:12: --dry"
