@@ -47,7 +47,7 @@ CASES = {
                     (CLAUDE_CODE_SESSION, "tool", "2026-03-04", "tool_result", "Bash", "41.7A (limit 38A)")),
     "codex": (CODEX, "patch fetch_tariffs with retry_with_backoff", {"block_types": ["tool_use"]},
               (CODEX_SESSION, "assistant", "2026-03-05", "tool_use", "apply_patch", "retry_with_backoff(base_s=2")),
-    "cursor": (CURSOR, "why does the checkout button stay disabled after a coupon", {"block_types": ["text"], "roles": ["assistant"]},
+    "cursor": (CURSOR, "the disabled prop reads couponPending, never reset after applyCoupon", {"block_types": ["text"], "roles": ["assistant"]},
                (CURSOR_SESSION, "assistant", "2026-03-05", "text", None, "couponPending")),
     "chatgpt": (CHATGPT, "rye sourdough spreads flat, hydration too high, bake in a tin", {},
                 (CHATGPT_SOURDOUGH, "assistant", "2026-03-04", "text", None, "Drop to 68%")),
