@@ -106,6 +106,8 @@ def render(res: dict) -> str:
                      f"{i['seconds']:.0f} s | {i['seconds'] / (i['bytes'] / GB) / 60:.0f} min | {i['peak_rss_mb']:.0f} MB | "
                      f"**{i['above_model_mb']:.0f} MB** (model loaded: {i['base_rss_mb']:.0f} MB) |")  # fmt: skip
     notes = []
+    if not i:
+        notes.append("Full index run: not part of this invocation (`--index-mb 0`).")
     if i:
         notes.append(f"Index run: {i['texts_embedded']:,} texts embedded, memory on disk {i['disk_mb']:.0f} MB, planted fact "
                      f"{'recalled' if i['planted_found'] else 'NOT recalled'}; target: under 400 MB above the model.")  # fmt: skip
