@@ -152,5 +152,5 @@ def test_a_damaged_zip_member_is_reported_unreadable_and_not_stamped(tmp_path):
     raw[at : at + 4] = b"Bxke"  # same length: the member still parses, its CRC no longer matches
     z.write_bytes(bytes(raw))
     out = list(plan(z, None, never_seen)[0])
-    assert out[-1].signature == "" and out[-1].bad[0][0] == 0 and "unreadable" in out[-1].bad[0][1]
+    assert out[-1].signature is None and out[-1].bad[0][0] == 0 and "unreadable" in out[-1].bad[0][1]
     assert out[-1].key.endswith("export.zip!conversations.json")

@@ -255,7 +255,7 @@ class Engine:
     def unchanged(self, pairs: list[tuple[str, str]]) -> list[bool]: ...
     def index_sources(
         self,
-        sources: Iterable[tuple[str, str, list[tuple[int, str]] | None, list[tuple[int, str]]]],
+        sources: Iterable[tuple[str, str | None, list[tuple[int, str]] | None, list[tuple[int, str]]]],
         files_unchanged: int = 0,
         progress: object | None = None,
     ) -> IndexReport: ...

@@ -37,11 +37,11 @@ class Source(NamedTuple):
     [(place, .funes.jsonl line)], place being the 1-based line of the file or the ordinal of the export's
     conversation. `bad` is [(place, reason)] for the records the adapter could not read. A conversation's
     turns are all in one item (the engine takes a turn's context from the turn before it in the item); a big
-    export comes as several items with the same key and signature. A `signature` of "" means the file could
+    export comes as several items with the same key and signature. A `signature` of None means the file could
     not be read to the end: report it, and do not record it as indexed (the next run reads it again)."""
 
     key: str
-    signature: str
+    signature: str | None
     lines: list[Line] | None
     bad: list[Bad]
 

@@ -86,7 +86,7 @@ def _recognised(unit: Unit) -> bool:
 
 def items(todo: Iterable[Unit], forced: Format | None = None) -> Iterator[Source]:
     """The `Source` items of `todo`, read lazily, one file at a time. A file none of our formats recognises
-    is skipped (logged). A file that fails while it is read yields an item with signature "" (report it, do
+    is skipped (logged). A file that fails while it is read yields an item with signature None (report it, do
     not record it as indexed)."""
     for unit in todo:
         try:
@@ -97,4 +97,4 @@ def items(todo: Iterable[Unit], forced: Format | None = None) -> Iterator[Source
             log.debug("reading %s as %s", unit, fmt.name)
             yield from fmt.read(unit)
         except READ_ERRORS as e:
-            yield Source(unit.key, "", [], [(0, f"unreadable: {e}")])
+            yield Source(unit.key, None, [], [(0, f"unreadable: {e}")])
