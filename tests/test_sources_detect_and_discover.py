@@ -154,3 +154,10 @@ def test_a_damaged_zip_member_is_reported_unreadable_and_not_stamped(tmp_path):
     out = list(plan(z, None, never_seen)[0])
     assert out[-1].signature is None and out[-1].bad[0][0] == 0 and "unreadable" in out[-1].bad[0][1]
     assert out[-1].key.endswith("export.zip!conversations.json")
+
+
+def test_a_funes_jsonl_file_of_broken_lines_still_goes_to_the_engine(tmp_path):
+    p = tmp_path / "c.funes.jsonl"
+    p.write_text('{"session_id": "c", "seq": 1}\n{not json\n')
+    [src] = list(plan(tmp_path, None, never_seen)[0])
+    assert src.lines is None and src.key == os.path.realpath(p)

@@ -26,11 +26,12 @@ def detect(unit: Unit) -> Format | None:
     with unit.open() as f:
         head = f.read(HEAD_BYTES)
     text = head.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-    if text.startswith("["):
-        return _export(text)
-    if text.startswith("{"):
-        return _jsonl(unit)
-    return None
+    found = _export(text) if text.startswith("[") else _jsonl(unit) if text.startswith("{") else None
+    if found is None and unit.name.endswith(".funes.jsonl"):
+        # Our own suffix is a promise: a native file whose first lines are all broken still goes to the engine,
+        # which reports every bad line, instead of being skipped without a word.
+        return FORMATS["funes"]
+    return found
 
 
 def _export(head: str) -> Format | None:
