@@ -65,10 +65,8 @@ def read(unit: Unit) -> Iterator[Source]:
                 bad.append((n, fault or "unreadable"))
                 continue
             try:
-                session = (
-                    rec.get("sessionId") if isinstance(rec.get("sessionId"), str) and rec["sessionId"] else unit.stem
-                )
-                line = _turn(session, rec, seq, tool_names)
+                sid = rec.get("sessionId")
+                line = _turn(sid if isinstance(sid, str) and sid else unit.stem, rec, seq, tool_names)
             except SHAPE_ERRORS as e:
                 bad.append((n, reason(e)))
                 continue
