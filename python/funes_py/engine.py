@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from . import _funes
-from ._funes import ForgetReport, Hit, IndexReport, ScanMatch, SessionInfo, Sketch, Status, Turn
+from ._funes import ForgetReport, Hit, IndexReport, InvalidInputError, ScanMatch, SessionInfo, Sketch, Status, Turn
 from .models import Models
 from .options import RecallOptions, TimeBound, _iso
 
@@ -64,9 +64,23 @@ class Engine:
         """``(model the memory was built with, chunks re-embedded)`` when opening re-embedded it."""
         return self._inner.rebuilt
 
-    def index(self, path: str | os.PathLike[str], progress: Callable[[int, int], None] | None = None) -> IndexReport:
-        """Indexes a ``.funes.jsonl`` file or every one under a directory; only new chunks are embedded."""
-        return self._inner.index(str(path), progress)
+    def index(
+        self,
+        path: str | os.PathLike[str],
+        format: str | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexReport:
+        """Indexes the conversations under ``path`` (a file, a directory or an export zip): ``.funes.jsonl``,
+        Claude Code, Codex and Cursor sessions, ChatGPT and Claude.ai exports, each file's format recognised by
+        its content unless ``format`` names one (see ``funes_py.sources``). Files unchanged since the last run
+        are not read; only new chunks are embedded."""
+        from . import sources
+
+        try:
+            todo, unchanged = sources.plan(path, format, self._inner.unchanged)
+        except ValueError as e:  # an unknown format name, or a named file none of the formats reads
+            raise InvalidInputError(str(e)) from None
+        return self._inner.index_sources(todo, unchanged, progress)
 
     def recall(self, query: str, options: RecallOptions | None = None, **overrides: Any) -> list[Hit]:
         """Hybrid recall: dense + BM25 fused by reciprocal rank, recency-weighted, top ``k`` with neighbours.

@@ -3,7 +3,8 @@
 ``funes-py --home DIR recall ...`` and ``funes-py recall --home DIR ...`` are the same.
 
 Placement: ``memory`` holds the commands on one memory (index, recall, get, scan, sessions, sketch, status,
-forget), ``models`` the model commands, ``exits`` the exit codes; ``serve``, ``demo`` and ``proxy`` own
+forget), ``models`` the model commands, ``exits`` the exit codes, ``funes_py.sources.cli`` the ``sources``
+listing; ``serve``, ``demo`` and ``proxy`` own
 their flags (``funes_py.server``, ``funes_py.proxy``).
 """
 
@@ -30,6 +31,7 @@ def _common(default: object) -> argparse.ArgumentParser:
 
 def parser() -> argparse.ArgumentParser:
     from .. import _funes
+    from ..sources import cli as sources_cli
     from . import memory, models
 
     p = argparse.ArgumentParser(
@@ -40,6 +42,7 @@ def parser() -> argparse.ArgumentParser:
     common = _common(argparse.SUPPRESS)
     memory.add_parsers(sub, common)
     models.add_parser(sub, common)
+    sources_cli.add_parser(sub)
     for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions")):
         s = sub.add_parser(name, help=help_, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
@@ -69,11 +72,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     args = parser().parse_args(argv)
     from ..errors import FunesError, MemoryLockedError, ModelMismatchError
+    from ..sources import cli as sources_cli
     from . import memory, models
 
     try:
         if args.cmd == "models":
             return models.run_args(args)
+        if args.cmd == "sources":
+            return sources_cli.run(args)
         return memory.run(args)
     except ModelMismatchError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -20,8 +20,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         s.add_argument("--json", action="store_true", help="print the result as JSON")
         return s
 
-    s = command("index", "index a .funes.jsonl file or a directory of them")
+    s = command("index", "index conversations: a file, a directory or an export zip (see `sources`)")
     s.add_argument("path", nargs="?")
+    s.add_argument("--format", type=_format_name, help="read every file as this format (default: recognised by content)")
     s.add_argument("--rebuild", action="store_true", help="re-embed the stored text with the current embedder")
 
     s = command("recall", "hybrid search; put the query after -- if it starts with '-'")
@@ -64,6 +65,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     s.add_argument("session_id")
 
 
+def _format_name(name: str) -> str:
+    from ..sources import get
+
+    try:
+        return get(name).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _as_dict(obj: Any) -> Any:
     """Result objects (frozen pyclasses) → plain JSON values."""
     if isinstance(obj, (list, tuple)):
@@ -94,7 +104,8 @@ def _index(args: argparse.Namespace, home: Path, models: Any) -> tuple[Any, str]
     if args.rebuild:
         _, n = Engine.rebuild(home, models)
         return {"chunks": n, "model": models.embedder_stamp}, f"rebuilt {home}: re-embedded {n} chunks with {models.embedder_stamp}\n"
-    report = Engine(home, models, resident=False).index(args.path, _progress if sys.stderr.isatty() else None)
+    progress = _progress if sys.stderr.isatty() else None
+    report = Engine(home, models, resident=False).index(args.path, format=args.format, progress=progress)
     for b in report.bad_lines:
         print(f"skipped {b.file}:{b.line}: {b.reason}", file=sys.stderr)
     for path, err in report.unreadable:

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..redact import mask_secrets
 from .passages import strip_pasted_recall
-from .redact import mask_secrets
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 MAX_USER_CHARS = 512
