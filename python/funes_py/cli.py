@@ -79,7 +79,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize: a directory or name; pull: a Hub id")
     s.add_argument("--name")
 
-    for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions")):
+    for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions"),
+                        ("proxy", "archive-and-recall proxy in front of an OpenAI-compatible engine")):
         s = sub.add_parser(name, help=help_, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
     return p
@@ -213,6 +214,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["proxy"]:  # owns its flags (funes_py.proxy.cli)
+        from .proxy.cli import main as proxy_main
+
+        return proxy_main(argv)
     # serve / demo own their flags.
     if argv[:1] in (["serve"], ["demo"]):
         from .config import configure_logging
