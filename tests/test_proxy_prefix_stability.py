@@ -47,10 +47,8 @@ def agent_turn(history: list[dict[str, Any]], answer: dict[str, Any], turn: int)
         c = answer["tool_calls"][0]
         path = json.loads(c["function"]["arguments"])["path"]
         history.append({"role": "tool", "tool_call_id": c["id"], "content": f"# {path}\n" + filler(turn, 1500 + 700 * (turn % 4))})
-    elif turn % 10 == 9:  # a user pasting a long log: user messages are never hidden, so segments must switch
-        history.append({"role": "user", "content": "Here is the CI log:\n" + filler(1000 + turn, 9000)})
-    else:
-        history.append({"role": "user", "content": f"Good. Continue with the next module ({turn})."})
+    else:  # a user pasting a long log: user messages are never hidden, so segments must switch
+        history.append({"role": "user", "content": f"Good. Continue ({turn}). The CI log:\n" + filler(1000 + turn, 9000)})
 
 
 def run(proxy: Proxy, restart_after: int | None) -> list[dict[str, str]]:

@@ -46,6 +46,7 @@ def run(args: Any) -> int:
         return 2
     logging.basicConfig(level=cfg.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per upstream call is noise, not news
     try:
         import uvicorn  # the proxy extra; imported late so --help works without it
     except ImportError:

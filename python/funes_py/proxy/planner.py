@@ -136,7 +136,7 @@ class Planner:
     def calibrate(self, raw: float, actual: int) -> None:
         scale = self.est.calibrate(raw, actual)
         if scale is not None:
-            self.conv.state.record({"k": "scale", "v": round(scale, 4)}, durable=False)
+            self.conv.state.record({"k": "scale", "v": scale}, durable=False)
 
     async def _durable(self, rec: dict[str, Any]) -> None:
         """Archive lines first, then the decision: nothing is hidden before its text is on disk."""

@@ -144,7 +144,7 @@ class Rounds:
         if isinstance(usage, Mapping) and isinstance(usage.get("prompt_tokens"), int):
             scale = self.conv.estimator.calibrate(self.last_raw, usage["prompt_tokens"])
             if scale is not None:
-                self.conv.state.record({"k": "scale", "v": round(scale, 4)}, durable=False)
+                self.conv.state.record({"k": "scale", "v": scale}, durable=False)
         if self.svc.slots is not None:
             total = int((usage or {}).get("total_tokens") or 0) if isinstance(usage, Mapping) else 0
             self.svc.slots.after(self.tenant.id, self.conv, self.last_prompt, total)

@@ -75,6 +75,7 @@ class Estimator:
             return None
         ratio = min(SCALE_MAX, max(SCALE_MIN, actual / raw))
         new = ratio if self.scale is None else (1 - CALIBRATION_WEIGHT) * self.scale + CALIBRATION_WEIGHT * ratio
+        new = round(new, 6)  # stored as it is used: a restart replays the same estimates, hence the same bodies
         if self.scale is not None and abs(new - self.scale) < 0.005:
             return None
         self.scale = new
