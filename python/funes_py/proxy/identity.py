@@ -38,25 +38,31 @@ def canonical(msg: Mapping[str, Any]) -> bytes:
     return "\x1e".join(parts).encode("utf-8", "surrogatepass")
 
 
-def message_id(conversation: str, position: int, canon: bytes) -> str:
+def key(msg: Mapping[str, Any]) -> bytes:
+    """The digest of a message's canonical form: hashed once per request, then combined cheaply into its id
+    and its chain link (a 100K-token history is one pass of sha256, not three)."""
+    return hashlib.sha256(canonical(msg)).digest()
+
+
+def message_id(conversation: str, position: int, content_key: bytes) -> str:
     h = hashlib.sha256(f"{conversation}\x00{position}\x00".encode())
-    h.update(canon)
+    h.update(content_key)
     return "m" + h.hexdigest()[:ID_HEX]
 
 
-def chain(canons: Sequence[bytes]) -> list[str]:
+def chain(keys: Sequence[bytes]) -> list[str]:
     """The chain hash after each message, as CHAIN_HEX hex digits (each link hashes the previous one's
     digits, so the chain can be extended from a stored value: `next_chain`)."""
     out = []
     prev = ""
-    for canon in canons:
-        prev = next_chain(prev, canon)
+    for k in keys:
+        prev = next_chain(prev, k)
         out.append(prev)
     return out
 
 
-def next_chain(prev: str, canon: bytes) -> str:
-    return hashlib.sha256(bytes.fromhex(prev) + canon).hexdigest()[:CHAIN_HEX]
+def next_chain(prev: str, content_key: bytes) -> str:
+    return hashlib.sha256(bytes.fromhex(prev) + content_key).hexdigest()[:CHAIN_HEX]
 
 
 def first_user(messages: Sequence[Mapping[str, Any]]) -> int | None:
@@ -80,8 +86,8 @@ def identify(
     messages: Sequence[Mapping[str, Any]], known: Mapping[str, str], named: str | None = None
 ) -> Identified:
     """`known`: chain hash -> conversation. `named`: a conversation the client named (header), which wins."""
-    canons = [canonical(m) for m in messages]
-    chains = chain(canons)
+    keys = [key(m) for m in messages]
+    chains = chain(keys)
     floor = first_user(messages)
     floor = len(messages) - 1 if floor is None else floor
     conv, prefix = None, 0
@@ -94,5 +100,5 @@ def identify(
         conv = named
     if conv is None:
         conv = "c" + chains[-1][:CHAIN_HEX] if chains else "c0"
-    ids = [message_id(conv, i, c) for i, c in enumerate(canons)]
+    ids = [message_id(conv, i, k) for i, k in enumerate(keys)]
     return Identified(conv, ids, chains, prefix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,11 +34,18 @@ def text_of(content: Any) -> str:
 def normalized_arguments(arguments: Any) -> str:
     """Tool-call arguments with their JSON normalised (key order, spacing); non-JSON strings as given."""
     if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            return arguments
+        return _normalized(arguments)
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _normalized(arguments: str) -> str:
+    """Cached: every request re-identifies the whole history, and its calls' arguments repeat."""
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return arguments
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def tool_calls_of(msg: Mapping[str, Any]) -> list[tuple[str, str, str]]:
@@ -78,6 +86,18 @@ class Call:
 def _cut(s: str) -> str:
     s = " ".join(s.split())
     return s if len(s) <= ORIGIN_MAX_CHARS else s[: ORIGIN_MAX_CHARS - 1] + "…"
+
+
+def call_for(messages: Sequence[Mapping[str, Any]], i: int) -> Call | None:
+    """The call behind the tool output at position i: the nearest earlier assistant call with its id."""
+    cid = str(messages[i].get("tool_call_id") or "")
+    for j in range(i - 1, -1, -1):
+        m = messages[j]
+        if m.get("role") == "assistant" and m.get("tool_calls"):
+            for call_id, name, args in tool_calls_of(m):
+                if call_id == cid:
+                    return Call(name, args)
+    return None
 
 
 def calls_by_id(messages: Sequence[Mapping[str, Any]]) -> dict[str, Call]:

@@ -48,8 +48,9 @@ class Plan:
 
 
 def dumps(obj: Any) -> bytes:
-    """The one serialisation of bodies sent upstream: compact and deterministic (prefix-cache stable)."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    """The one serialisation of bodies sent upstream: compact and deterministic (prefix-cache stable).
+    ASCII with \\u escapes: CPython's encoder is twice as fast that way (8 -> 4 ms for a 500 KB history)."""
+    return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
 
 def upstream_body(req: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: list[Any] | None,
@@ -67,6 +68,8 @@ def upstream_body(req: ChatRequest, messages: Sequence[Mapping[str, Any]], tools
     body["stream"] = stream
     if stream:
         body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+    else:
+        body.pop("stream_options", None)
     if info.llama:
         body["id_slot"] = slot_id
         body["cache_prompt"] = True

@@ -18,10 +18,11 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 import httpx
+from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from .errors import ChatRequest
-from .identity import Identified, canonical, message_id, next_chain
+from .identity import Identified, key, message_id, next_chain
 from .messages import calls_by_id, text_of
 from .planner import Plan, dumps, upstream_body
 from .recall_tool import UNAVAILABLE, RecallCall, page, render_hits
@@ -126,19 +127,19 @@ class Rounds:
             view["tool_calls"] = client_calls
         n = len(self.req.messages)
         conv_id, archive = self.conv.id, self.tenant.archive
-        view_id = message_id(conv_id, n, canonical(view))
+        view_id = message_id(conv_id, n, key(view))
         if self.internal:
             phys_final: dict[str, Any] = {"role": "assistant", "content": text_of(final_msg.get("content"))}
             if client_calls:
                 phys_final["tool_calls"] = client_calls
             calls = calls_by_id(self.internal)
-            recs = [record(m, message_id(conv_id, n, f"internal\x1e{k}\x1e".encode() + canonical(m)), calls,
+            recs = [record(m, message_id(conv_id, n, f"internal\x1e{k}\x1e".encode() + key(m)), calls,
                            kind="internal") for k, m in enumerate(self.internal)]  # fmt: skip
             archive.append(conv_id, recs)
             await asyncio.to_thread(archive.sync, conv_id)
             await asyncio.to_thread(self.conv.state.record, {"k": "insert", "id": view_id,
                                                              "messages": [*self.internal, phys_final]})
-        answer = record(view, view_id, {}, position=n, chain=next_chain(self.ident.chains[-1], canonical(view)))
+        answer = record(view, view_id, {}, position=n, chain=next_chain(self.ident.chains[-1], key(view)))
         if archive.append(conv_id, [answer]) and self.svc.memories is not None:
             self.svc.memories.wrote(self.tenant.id, conv_id)
         if isinstance(usage, Mapping) and isinstance(usage.get("prompt_tokens"), int):
@@ -188,7 +189,8 @@ class Rounds:
     # --- streamed ---------------------------------------------------------------------------------
     async def open_stream(self, stack: AsyncExitStack) -> Response:
         """Start round 0; an upstream error before the stream is passed through as is."""
-        resp = await self.svc.upstream.send("POST", PATH, content=self.body(False, stream=True), stream=True)
+        first_is_final = self.cfg.max_recall_rounds == 0
+        resp = await self.svc.upstream.send("POST", PATH, content=self.body(first_is_final, stream=True), stream=True)
         if resp.status_code != 200:
             body = await resp.aread()
             await resp.aclose()
@@ -200,7 +202,8 @@ class Rounds:
                 async for part in self._stream(resp):
                     yield part
 
-        return StreamingResponse(relay(), media_type="text/event-stream",
+        # The locks go with the stream; if the client leaves before it starts, the background task frees them.
+        return StreamingResponse(relay(), media_type="text/event-stream", background=BackgroundTask(inner.aclose),
                                  headers={**self.headers(), "cache-control": "no-cache"})  # fmt: skip
 
     async def _stream(self, resp: httpx.Response) -> AsyncIterator[bytes]:

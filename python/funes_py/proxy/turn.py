@@ -19,7 +19,7 @@ from starlette.responses import Response
 
 from .errors import ChatRequest, ProxyError
 from .identity import CONVERSATION_RE, identify
-from .messages import calls_by_id
+from .messages import call_for
 from .planner import Planner, dumps, upstream_body
 from .recall_tool import definition, tool_name
 from .records import record
@@ -75,8 +75,12 @@ def _archive(svc: ProxyService, tenant: Tenant, ident: Any, req: ChatRequest) ->
     new = [i for i, mid in enumerate(ident.ids) if mid not in archive.entries]
     if not new:
         return True
-    calls = calls_by_id(req.messages)
-    recs = [record(req.messages[i], ident.ids[i], calls, position=i, chain=ident.chains[i]) for i in new]
+    recs = []
+    for i in new:  # the call behind each new output: found near it, not by parsing the whole history again
+        m = req.messages[i]
+        call = call_for(req.messages, i) if m.get("role") == "tool" else None
+        calls = {str(m.get("tool_call_id")): call} if call is not None else {}
+        recs.append(record(m, ident.ids[i], calls, position=i, chain=ident.chains[i]))
     try:
         archive.append(ident.conversation, recs)
     except OSError as e:
@@ -102,6 +106,7 @@ async def _unarchived(svc: ProxyService, req: ChatRequest, stack: AsyncExitStack
     if not req.stream:
         resp = await svc.upstream.post_json(PATH, body)
         return passthrough(resp, resp.content)
+    from starlette.background import BackgroundTask
     from starlette.responses import StreamingResponse
 
     resp = await svc.upstream.send("POST", PATH, content=body, stream=True)
@@ -119,4 +124,4 @@ async def _unarchived(svc: ProxyService, req: ChatRequest, stack: AsyncExitStack
             finally:
                 await resp.aclose()
 
-    return StreamingResponse(relay(), media_type="text/event-stream")
+    return StreamingResponse(relay(), media_type="text/event-stream", background=BackgroundTask(inner.aclose))
