@@ -59,7 +59,7 @@ def test_streaming_through_the_openai_sdk(llama, tmp_path):
         client = OpenAI(base_url=proxy.url + "/v1", api_key="unused", max_retries=0)
         stream = client.chat.completions.create(
             model="smollm2", messages=[SYSTEM, {"role": "user", "content": "Say hello in three words."}],
-            tools=TOOLS, max_tokens=16, stream=True)  # fmt: skip
+            max_tokens=16, stream=True)  # fmt: skip
         chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text.strip(), "the model's text streamed through"
@@ -69,9 +69,17 @@ def test_streaming_through_the_openai_sdk(llama, tmp_path):
 
 
 def test_inject_reaches_the_prompt_the_model_read(llama, tmp_path):
-    planted = "The nightly export job writes to bucket s3://acme-exports-7731 and keeps 14 snapshots."
+    planted = (
+        "# deploy/export.conf: the nightly export job\n"
+        "# The nightly export job writes to the bucket s3://acme-exports-7731 and keeps 14 snapshots.\n"
+        'bucket = "s3://acme-exports-7731"\nschedule = "02:30 UTC"\nretention_snapshots = 14\n'
+        + "".join(f'# table {t}: exported nightly to the export bucket, partitioned by day\n'
+                  for t in ("orders", "customers", "invoices", "payments", "refunds", "shipments", "returns",
+                            "products", "stock", "suppliers"))
+        + 'compression = "zstd"\n'
+    )  # prose-like, about 900 characters, and its last line (shown in the receipt) names no bucket
     history = [SYSTEM, {"role": "user", "content": "Look at the export setup, then the modules."}]
-    history += tool_turn(0, "bash", {"command": "cat deploy/export.conf"}, planted + "\n" + filler(99, 2200))
+    history += tool_turn(0, "bash", {"command": "cat deploy/export.conf"}, planted)
     history += long_history(6, 2000)[2:]
     env = {"FUNES_PROXY_AUTO_RECALL": "inject", "FUNES_PROXY_AUTO_RECALL_MIN_SIMILARITY": "0.2"}
     with Proxy(tmp_path / "d", llama.url, env=env) as proxy:
@@ -91,7 +99,7 @@ def test_inject_reaches_the_prompt_the_model_read(llama, tmp_path):
 
 
 def test_slot_autosave_then_kill_9_then_restore_reads_only_the_new_tokens(llama, tmp_path):
-    history = long_history(4, 1500)
+    history = long_history(3, 1000)  # well under the mask trigger: the second turn must not hide anything
     env = {"FUNES_PROXY_AUTOSAVE_IDLE_S": "0.5", "FUNES_PROXY_SLOT_DIR": str(llama.slot_dir),
            "FUNES_PROXY_AUTOSAVE_MIN_TOKENS": "256"}  # fmt: skip
     with Proxy(tmp_path / "d", llama.url, env=env) as proxy:
