@@ -67,8 +67,10 @@ def default_script(body: dict[str, Any], n: int) -> Reply:
 
 
 class ScriptedEngine:
-    def __init__(self, n_ctx: int = 16384, flavor: str = "llama", script: Callable[..., Reply] = default_script):
+    def __init__(self, n_ctx: int = 16384, flavor: str = "llama", script: Callable[..., Reply] = default_script,
+                 slot_dir: Any = None):  # fmt: skip
         self.n_ctx = n_ctx
+        self.slot_dir = slot_dir  # like --slot-save-path: saves are also written there as files
         self.flavor = flavor
         self.script = script
         self.bodies: list[dict[str, Any]] = []  # chat completion bodies, in order
@@ -247,6 +249,8 @@ class ScriptedEngine:
                 with engine.lock:
                     if action == "save":
                         engine.saved[name] = (engine.slot_tokens, list(engine.slot_prompt))
+                        if engine.slot_dir is not None:
+                            (engine.slot_dir / name).write_bytes(json.dumps(engine.slot_prompt).encode())
                         return self._json(200, {"id_slot": 0, "filename": name, "n_saved": engine.slot_tokens})
                     if action == "restore":
                         if name not in engine.saved:
