@@ -169,3 +169,10 @@ def test_other_paths_pass_through(proxy, engine):
         body = b"".join(resp.iter_raw())
     assert body == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
     assert proxy.client.get("/nowhere").status_code == 404
+
+
+def test_the_upstream_key_comes_from_the_environment_and_the_clients_is_not_forwarded(engine, tmp_path):
+    with Proxy(tmp_path / "data", engine.url, env={"FUNES_PROXY_UPSTREAM_API_KEY": "sk-upstream-123"}) as p:
+        resp = p.client.post("/v1/echo", json={"x": 1}, headers={"authorization": "Bearer client-secret"})
+        assert resp.json() == {"echo": {"x": 1}, "auth": "Bearer sk-upstream-123"}
+        assert p.chat(USER).status_code == 200

@@ -17,6 +17,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import orjson
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -28,6 +29,7 @@ from .errors import ProxyError, bad_request, too_large, unauthorized, validate
 from .identity import CONVERSATION_RE
 from .recall_tool import page
 from .service import ProxyService
+from .timing import Timing
 from .turn import chat
 from .upstream import HOP_HEADERS, UpstreamError
 
@@ -47,6 +49,18 @@ async def _read_body(request: Request, limit: int) -> bytes:
             raise too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _loads(raw: bytes) -> Any:
+    """The request body as JSON: orjson (5x faster on a large history), the standard library for what orjson
+    refuses but JSON allows (an escaped lone surrogate)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(raw)
+        except (UnicodeDecodeError, ValueError):
+            raise bad_request("body", "not valid JSON") from None
 
 
 def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
@@ -80,13 +94,13 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
 
     async def chat_completions(request: Request) -> Response:
         async def handle(request: Request) -> Response:
+            timing = Timing()
             tenant = await tenant_of(request)
             raw = await _read_body(request, cfg.max_body_bytes)
-            try:
-                body = json.loads(raw)
-            except (UnicodeDecodeError, ValueError):
-                raise bad_request("body", "not valid JSON") from None
-            return await chat(svc, tenant, validate(body), request.headers)
+            timing.mark("read")
+            req = validate(_loads(raw))
+            timing.mark("parse")
+            return await chat(svc, tenant, req, request.headers, timing)
 
         return await guarded(request, handle)
 

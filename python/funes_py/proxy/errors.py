@@ -96,7 +96,15 @@ def validate(body: Any) -> ChatRequest:
     return ChatRequest(body, messages, tools or None, stream, max_tokens)
 
 
+_PLAIN = frozenset({"system", "developer", "user", "assistant"})
+
+
 def _check_message(i: int, m: Any) -> None:
+    # The common message, checked in one line: every request re-sends the whole history.
+    if type(m) is dict and type(m.get("content")) is str and "tool_calls" not in m:
+        role = m.get("role")
+        if role in _PLAIN or (role == "tool" and type(m.get("tool_call_id")) is str):
+            return
     where = f"messages[{i}]"
     if not isinstance(m, dict):
         raise bad_request(where, "expected an object")

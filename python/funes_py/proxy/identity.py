@@ -28,7 +28,13 @@ CONVERSATION_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def canonical(msg: Mapping[str, Any]) -> bytes:
-    parts = [str(msg.get("role") or ""), text_of(msg.get("content"))]
+    content = msg.get("content")
+    if type(content) is str and not msg.get("tool_calls") and not msg.get("name"):
+        # The common message, built in one step (every request re-identifies the whole history).
+        cid = msg.get("tool_call_id")
+        text = f"{msg.get('role') or ''}\x1e{content}" + (f"\x1eresult\x1f{cid}" if cid else "")
+        return text.encode("utf-8", "surrogatepass")
+    parts = [str(msg.get("role") or ""), text_of(content)]
     for cid, name, args in tool_calls_of(msg):
         parts.append(f"call\x1f{cid}\x1f{name}\x1f{args}")
     if msg.get("tool_call_id"):
@@ -54,10 +60,11 @@ def chain(keys: Sequence[bytes]) -> list[str]:
     """The chain hash after each message, as CHAIN_HEX hex digits (each link hashes the previous one's
     digits, so the chain can be extended from a stored value: `next_chain`)."""
     out = []
-    prev = ""
+    prev = b""
+    sha = hashlib.sha256
     for k in keys:
-        prev = next_chain(prev, k)
-        out.append(prev)
+        prev = sha(prev + k).digest()[: CHAIN_HEX // 2]
+        out.append(prev.hex())
     return out
 
 
@@ -100,5 +107,6 @@ def identify(
         conv = named
     if conv is None:
         conv = "c" + chains[-1][:CHAIN_HEX] if chains else "c0"
-    ids = [message_id(conv, i, k) for i, k in enumerate(keys)]
+    sha, head = hashlib.sha256, conv.encode()
+    ids = ["m" + sha(b"%s\x00%d\x00%s" % (head, i, k)).hexdigest()[:ID_HEX] for i, k in enumerate(keys)]
     return Identified(conv, ids, chains, prefix)

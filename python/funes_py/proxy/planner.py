@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+
+import orjson
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +29,7 @@ from .segments import NOTES_FAILED, NOTES_PROMPT, archive_index, choose_cut, cut
 from .service import ProxyService
 from .tenant import Conversation, Tenant
 from .upstream import UpstreamError
-from .window import MARGIN, Window, raw_tokens, raw_tools
+from .window import MARGIN, Sizer, Window, raw_tokens, raw_tools
 
 log = logging.getLogger("funes_py.proxy")
 
@@ -45,12 +47,17 @@ class Plan:
     raw: float  # the same, unscaled (for calibration)
     max_tokens: int
     events: list[str] = field(default_factory=list)
+    sizer: Sizer = field(default_factory=Sizer)
 
 
 def dumps(obj: Any) -> bytes:
     """The one serialisation of bodies sent upstream: compact and deterministic (prefix-cache stable).
-    ASCII with \\u escapes: CPython's encoder is twice as fast that way (8 -> 4 ms for a 500 KB history)."""
-    return json.dumps(obj, separators=(",", ":")).encode("ascii")
+    orjson (a 200 KB body in about 0.3 ms instead of 4); text orjson refuses (a lone surrogate a client sent
+    escaped) goes through the standard library, which is just as deterministic for it."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, separators=(",", ":")).encode("ascii")
 
 
 def upstream_body(req: ChatRequest, messages: Sequence[Mapping[str, Any]], tools: list[Any] | None,
@@ -86,10 +93,12 @@ class Planner:
         self.need = min(req.max_tokens, response) if req.max_tokens else response
         self.est = conv.estimator
         self.events: list[str] = []
+        self.sizer = Sizer()
+        self.tools_raw = raw_tools(tools)
 
     # --- sizes ------------------------------------------------------------------------------------
     def raw(self, messages: Sequence[Mapping[str, Any]]) -> float:
-        return sum(raw_tokens(m) for m in messages) + raw_tools(self.tools)
+        return self.sizer.messages(messages) + self.tools_raw
 
     def guarded(self, messages: Sequence[Mapping[str, Any]]) -> int:
         return self.est.guarded(self.est.tokens(self.raw(messages)))
@@ -122,7 +131,7 @@ class Planner:
                 if exact + MARGIN + self.need > self.window.size:
                     continue  # the estimate was low: the calibrated scale now says so, plan again
                 max_tokens = min(max_tokens, self.window.size - exact - MARGIN)
-            return Plan(phys, self.tools, self.est.tokens(raw), raw, max_tokens, self.events)
+            return Plan(phys, self.tools, self.est.tokens(raw), raw, max_tokens, self.events, self.sizer)
         raise window_exceeded(self.guarded(phys.messages), self.need, self.window.size, "the engine's exact count")
 
     async def _exact(self, phys: Physical, raw: float, max_tokens: int) -> int | None:
@@ -153,7 +162,7 @@ class Planner:
         total = self.est.tokens(self.raw(phys.messages))
         if not must and total <= self.cfg.mask_trigger * W:
             return False
-        sizes = [self.est.tokens(raw_tokens(m)) if m.get("role") == "tool" else 0 for m in msgs]
+        sizes = [self.est.tokens(self.sizer.message(m)) if m.get("role") == "tool" else 0 for m in msgs]
         pool = candidates(msgs, ids, sizes, self.conv.state.masks, phys.start,
                           self.cfg.min_mask_tokens, self.cfg.min_age_turns)  # fmt: skip
         to_free = total - int(self.cfg.mask_target * W)
@@ -187,7 +196,7 @@ class Planner:
         head_est = self.est.tokens(sys_raw) + notes_tokens + HEAD_RESERVE
 
         def tail(p: int) -> int:
-            return self.est.tokens(sum(raw_tokens(m) for m in phys.messages[phys.index_of[p]:]))
+            return self.est.tokens(self.sizer.messages(phys.messages[phys.index_of[p]:]))
 
         def fits(p: int) -> bool:
             return self.est.guarded(head_est + tail(p)) + self.need <= W

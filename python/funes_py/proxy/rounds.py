@@ -30,7 +30,8 @@ from .records import record
 from .service import ProxyService
 from .sse import DONE, Round, events, sse
 from .tenant import Conversation, Tenant
-from .window import CHARS_PER_TOKEN, MARGIN, Window, raw_tokens, raw_tools
+from .timing import Timing
+from .window import CHARS_PER_TOKEN, MARGIN, Window, raw_tools
 
 log = logging.getLogger("funes_py.proxy")
 
@@ -46,9 +47,9 @@ def passthrough(resp: httpx.Response, body: bytes) -> Response:
 
 class Rounds:
     def __init__(self, svc: ProxyService, tenant: Tenant, conv: Conversation, req: ChatRequest,
-                 ident: Identified, plan: Plan, tool: str, client_tools: list[Any] | None) -> None:  # fmt: skip
+                 ident: Identified, plan: Plan, tool: str, client_tools: list[Any] | None, timing: Timing) -> None:  # fmt: skip
         self.svc, self.cfg, self.tenant, self.conv, self.req = svc, svc.cfg, tenant, conv, req
-        self.ident, self.plan, self.tool, self.client_tools = ident, plan, tool, client_tools
+        self.ident, self.plan, self.tool, self.client_tools, self.timing = ident, plan, tool, client_tools, timing
         assert svc.engine is not None
         self.info = svc.engine
         response = self.cfg.response_tokens or self.info.window // 8
@@ -64,7 +65,7 @@ class Rounds:
     def body(self, final: bool, stream: bool) -> bytes:
         msgs = [*self.plan.phys.messages, *self.internal]
         tools = self.client_tools if final else self.plan.tools
-        raw = sum(raw_tokens(m) for m in msgs) + raw_tools(tools)
+        raw = self.plan.sizer.messages(msgs) + raw_tools(tools)
         est = self.conv.estimator
         max_tokens = self.window.max_tokens(est.guarded(est.tokens(raw)), self.req.max_tokens)
         if max_tokens is None:  # internal results are capped to leave the answer room; never send oversize
@@ -94,7 +95,7 @@ class Rounds:
         if isinstance(parsed, str):
             return parsed
         est = self.conv.estimator
-        raw = sum(raw_tokens(m) for m in [*self.plan.phys.messages, *self.internal]) + raw_tools(self.plan.tools)
+        raw = self.plan.sizer.messages([*self.plan.phys.messages, *self.internal]) + raw_tools(self.plan.tools)
         room = self.window.size - est.guarded(est.tokens(raw)) - self.need - 3 * MARGIN
         cap = self.cfg.recall_max_tokens or min(4000, max(256, self.info.window // 16))
         max_chars = int(min(cap, room) * CHARS_PER_TOKEN / (est.factor * (1 + est.slack)))
@@ -157,7 +158,10 @@ class Rounds:
         final_msg: dict[str, Any] = {}
         for r in range(self.cfg.max_recall_rounds + 1):
             final = r == self.cfg.max_recall_rounds
-            resp = await self.svc.upstream.post_json(PATH, self.body(final, stream=False))
+            body = self.body(final, stream=False)
+            self.timing.mark("body")
+            resp = await self.svc.upstream.post_json(PATH, body)
+            self.timing.mark("upstream")
             if resp.status_code != 200:
                 return passthrough(resp, resp.content)
             data = resp.json()
@@ -169,6 +173,7 @@ class Rounds:
                 continue
             break
         view = await self.finish(final_msg, data.get("usage"))
+        self.timing.mark("finish")
         out = dict(data)
         choice = dict((data.get("choices") or [{}])[0])
         message = {**{k: v for k, v in final_msg.items() if k not in ("content", "tool_calls")}, **view}
@@ -184,13 +189,17 @@ class Rounds:
         events = ",".join(self.plan.events) or "none"
         return {"x-funes-conversation": self.conv.id,
                 "x-funes-proxy": f"segment={seg}; hidden={len(st.masks)}; events={events}; "
-                                 f"recall_calls={self.recall_calls}; prompt_estimate={self.plan.prompt}"}  # fmt: skip
+                                 f"recall_calls={self.recall_calls}; prompt_estimate={self.plan.prompt}",
+                "server-timing": self.timing.header()}  # fmt: skip
 
     # --- streamed ---------------------------------------------------------------------------------
     async def open_stream(self, stack: AsyncExitStack) -> Response:
         """Start round 0; an upstream error before the stream is passed through as is."""
         first_is_final = self.cfg.max_recall_rounds == 0
-        resp = await self.svc.upstream.send("POST", PATH, content=self.body(first_is_final, stream=True), stream=True)
+        body = self.body(first_is_final, stream=True)
+        self.timing.mark("body")
+        resp = await self.svc.upstream.send("POST", PATH, content=body, stream=True)
+        self.timing.mark("upstream")
         if resp.status_code != 200:
             body = await resp.aread()
             await resp.aclose()

@@ -46,10 +46,17 @@ class Holder:
     tenant: str
     conversation: Conversation
     count: int
-    digest: str
     tokens: int
     at: float
     saved: bool = False
+    prompt: Sequence[Mapping[str, Any]] = ()  # what the slot was sent; digested only when needed
+    _digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = digest(self.prompt[: self.count])
+        return self._digest
 
 
 class SlotKeeper:
@@ -96,14 +103,14 @@ class SlotKeeper:
         if r is not None:
             self.restores += 1
             n = int(r.get("n_restored") or best.tokens)
-            self.holder = Holder(tenant, conv, best.count, best.digest, n, time.monotonic(), saved=True)
+            self.holder = Holder(tenant, conv, best.count, n, time.monotonic(), saved=True, _digest=best.digest)
             log.info("restored slot from %s: %d tokens in %.2f s", best.file, n, time.perf_counter() - t0)
 
     def after(self, tenant: str, conv: Conversation, prompt: Sequence[Mapping[str, Any]], tokens: int) -> None:
         """The slot now holds `prompt` (plus its answer): `tokens` in all."""
         self.last_request = time.monotonic()
-        if self.enabled:
-            self.holder = Holder(tenant, conv, len(prompt), digest(prompt), tokens, self.last_request)
+        if self.enabled:  # the digest is computed only if this state is saved or checked (not per request)
+            self.holder = Holder(tenant, conv, len(prompt), tokens, self.last_request, prompt=list(prompt))
 
     async def save(self, kind: str) -> bool:
         """Save what the slot holds (called with `lock` held); the save is stored with the conversation."""

@@ -26,6 +26,7 @@ from .records import record
 from .rounds import PATH, Rounds, passthrough
 from .service import ProxyService
 from .tenant import Tenant
+from .timing import Timing
 from .window import Estimator, Window, raw_tokens, raw_tools
 
 log = logging.getLogger("funes_py.proxy")
@@ -33,7 +34,7 @@ log = logging.getLogger("funes_py.proxy")
 CONVERSATION_HEADER = "x-funes-conversation"
 
 
-async def chat(svc: ProxyService, tenant: Tenant, req: ChatRequest, headers: Any) -> Response:
+async def chat(svc: ProxyService, tenant: Tenant, req: ChatRequest, headers: Any, timing: Timing) -> Response:
     info = await svc.engine_info()
     svc.counters["requests"] += 1
     named = headers.get(CONVERSATION_HEADER)
@@ -41,12 +42,14 @@ async def chat(svc: ProxyService, tenant: Tenant, req: ChatRequest, headers: Any
         raise ProxyError(400, f"{CONVERSATION_HEADER}: 1 to 64 of A-Z a-z 0-9 _ -", param=CONVERSATION_HEADER)
     ident = identify(req.messages, tenant.archive.chains, named)
     conv = tenant.conversation(ident.conversation)
+    timing.mark("identify")
     stack = AsyncExitStack()
     await stack.enter_async_context(conv.lock)
     try:
         conv.last_request = time.monotonic()
         if not _archive(svc, tenant, ident, req):
             return await _unarchived(svc, req, stack)
+        timing.mark("archive")
         if svc.slots is not None:
             await stack.enter_async_context(svc.slots.lock)
         tool = tool_name(req.tools)
@@ -57,11 +60,12 @@ async def chat(svc: ProxyService, tenant: Tenant, req: ChatRequest, headers: Any
             if e.code == "context_window_exceeded":
                 svc.counters["refused"] += 1
             raise
+        timing.mark("plan")
         if svc.slots is not None:
             await svc.slots.before(tenant.id, conv, plan.phys.messages)
         if "mask" in plan.events and svc.slots is not None:
             svc.slots.save_later("anchor")  # a new frontier: keep the engine's state of it once this is done
-        rounds = Rounds(svc, tenant, conv, req, ident, plan, tool, req.tools)
+        rounds = Rounds(svc, tenant, conv, req, ident, plan, tool, req.tools, timing)
         if req.stream:
             return await rounds.open_stream(stack)  # the stream owns the locks from here on
         return await rounds.run()

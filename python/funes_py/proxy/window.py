@@ -45,6 +45,26 @@ def raw_tokens(msg: Mapping[str, Any]) -> float:
     return chars / CHARS_PER_TOKEN + PER_MESSAGE + extra
 
 
+class Sizer:
+    """Raw estimates of one request's messages, each computed once (a request sizes its prompt several
+    times: trigger, fit, batch, guard, every round). Keyed by object identity: valid while the request's
+    message objects are alive, which is the request's own lifetime."""
+
+    def __init__(self) -> None:
+        self._memo: dict[int, float] = {}
+        self._keep: list[Any] = []  # holds the objects, so an id cannot be reused within the request
+
+    def message(self, msg: Mapping[str, Any]) -> float:
+        v = self._memo.get(id(msg))
+        if v is None:
+            v = self._memo[id(msg)] = raw_tokens(msg)
+            self._keep.append(msg)
+        return v
+
+    def messages(self, messages: Sequence[Mapping[str, Any]]) -> float:
+        return sum(self.message(m) for m in messages)
+
+
 def raw_tools(tools: Sequence[Any] | None) -> float:
     if not tools:
         return 0.0
