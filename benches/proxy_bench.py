@@ -148,38 +148,18 @@ def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: i
                     assert proxy.chat(history, tools=sc.TOOLS).status_code == 200
                     history.append({"role": "assistant", "content": "ok"})
                 proxy.wait_indexed()
-                deltas, ttfb, masked = [], [], 0
+                deltas, ttfb, own, masked = [], [], [], 0
+                hdr = {"content-type": "application/json"}
                 for i in range(steady):  # small outputs (a directory listing): the history stays near its size
                     history += [sc.call_msg(f"c{k}", "bash", {"command": f"ls src/part{k}"}),
                                 {"role": "tool", "tool_call_id": f"c{k}", "content": f"part{k}/__init__.py\npart{k}/core.py\n"}]  # fmt: skip
                     k += 1
                     stream = i % 2 == 1
-                    body = {"model": "m", "messages": history, "tools": sc.TOOLS, "stream": stream}
-                    t0 = time.perf_counter()
-                    if stream:
-                        with client.stream("POST", proxy.url + "/v1/chat/completions", json=body) as r:
-                            parts = r.iter_raw()
-                            next(parts)
-                            t_first = time.perf_counter() - t0
-                            for _ in parts:
-                                pass
-                        t_proxy, events = time.perf_counter() - t0, r.headers.get("x-funes-proxy", "")
-                    else:
-                        r = client.post(proxy.url + "/v1/chat/completions", json=body)
-                        t_proxy, events = time.perf_counter() - t0, r.headers.get("x-funes-proxy", "")
-                    raw = engine.raw[-1]
-                    t1 = time.perf_counter()
-                    if stream:
-                        with client.stream("POST", engine.url + "/v1/chat/completions", content=raw,
-                                           headers={"content-type": "application/json"}) as d:  # fmt: skip
-                            dparts = d.iter_raw()
-                            next(dparts)
-                            d_first = time.perf_counter() - t1
-                            for _ in dparts:
-                                pass
-                    else:
-                        client.post(engine.url + "/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
-                    t_direct = time.perf_counter() - t1
+                    # The client's body, encoded before the clock starts; the baseline is that same body sent
+                    # straight to the engine (what the agent would do without the proxy).
+                    cb = json.dumps({"model": "m", "messages": history, "tools": sc.TOOLS, "stream": stream}).encode()
+                    t_proxy, t_first, events, timing = timed(client, proxy.url, cb, stream)
+                    t_direct, d_first, _, _ = timed(client, engine.url, cb, stream)
                     history.append({"role": "assistant", "content": "ok"})
                     if "events=none" not in events:
                         masked += 1
@@ -188,15 +168,34 @@ def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: i
                         ttfb.append((t_first - d_first) * 1000)
                     else:
                         deltas.append((t_proxy - t_direct) * 1000)
+                        own.append(sum(v for k2, v in timing.items() if k2 != "upstream"))
                 out[str(target)] = {
-                    "history_tokens": tokens({"messages": history}), "sent_tokens": tokens(json.loads(engine.raw[-1])),
+                    "history_tokens": tokens({"messages": history}), "sent_tokens": tokens(json.loads(engine.raw[-2])),
                     "p50_ms": round(pct(deltas, 0.5), 2), "p95_ms": round(pct(deltas, 0.95), 2), "n": len(deltas),
+                    "own_p50_ms": round(pct(own, 0.5), 2), "own_p95_ms": round(pct(own, 0.95), 2),
                     "ttfb_p50_ms": round(pct(ttfb, 0.5), 2), "ttfb_p95_ms": round(pct(ttfb, 0.95), 2),
                     "requests_with_new_decisions": masked,
                 }  # fmt: skip
             out["found_within_s"] = freshness(proxy, engine, history)
             out["rss_mb"] = round(rss_mb(proxy), 1)
     return out
+
+
+def timed(client: httpx.Client, base: str, body: bytes, stream: bool) -> tuple[float, float, str, dict[str, float]]:
+    """(seconds to the whole answer, seconds to its first byte, x-funes-proxy, server-timing phases in ms)."""
+    t0 = time.perf_counter()
+    with client.stream("POST", base + "/v1/chat/completions", content=body, headers={"content-type": "application/json"}) as r:
+        parts = r.iter_raw()
+        next(parts, None)
+        first = time.perf_counter() - t0
+        for _ in parts:
+            pass
+    total = time.perf_counter() - t0
+    phases = {}
+    for part in filter(None, r.headers.get("server-timing", "").split(", ")):
+        name, dur = part.split(";dur=")
+        phases[name] = float(dur)
+    return total, first, r.headers.get("x-funes-proxy", ""), phases
 
 
 def freshness(proxy: Proxy, engine: ScriptedEngine, history: list[dict[str, Any]]) -> float | None:
