@@ -65,7 +65,9 @@ def run(proxy: Proxy, restart_after: int | None) -> list[dict[str, str]]:
 
 
 def test_bodies_break_their_prefix_only_at_decisions_and_survive_a_restart(tmp_path):
-    env = {"FUNES_PROXY_AUTO_RECALL": "off"}
+    # Nothing here searches the archive: index runs (about a second each on 2 cores) are batched, so the two
+    # proxies do not spend the test's time re-indexing after every turn.
+    env = {"FUNES_PROXY_AUTO_RECALL": "off", "FUNES_PROXY_INDEX_DEBOUNCE_S": "20", "FUNES_PROXY_INDEX_MAX_WAIT_S": "60"}
     with ScriptedEngine(WINDOW, script=script) as ea, ScriptedEngine(WINDOW, script=script) as eb:
         with Proxy(tmp_path / "a", ea.url, env=env) as pa, Proxy(tmp_path / "b", eb.url, env=env) as pb:
             reports = run(pa, None)

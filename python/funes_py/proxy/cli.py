@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,13 @@ def run(args: Any) -> int:
 
     uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level=cfg.log_level.lower(), log_config=None,
                 access_log=False, timeout_graceful_shutdown=10)  # fmt: skip
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        # An index run is still embedding on a worker thread, and the interpreter would wait for it. Leaving
+        # now is what a crash would do, which the memory is built for (one Lance commit per write; the next
+        # start indexes the files newer than the last stamp again).
+        logging.getLogger("funes_py.proxy").info("index run still going: exiting without waiting for it")
+        logging.shutdown()
+        os._exit(0)
     return 0
 
 

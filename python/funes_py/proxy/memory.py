@@ -30,6 +30,7 @@ MAX_OPEN_TENANTS = 32
 TENANT_IDLE_S = 3600.0
 RECALL_THREADS = 2
 INDEX_THREADS = 1  # index runs embed on the same two cores as the answers: one at a time
+STOP_GRACE_S = 3.0
 
 
 class Memories:
@@ -62,7 +63,9 @@ class Memories:
                 self.scheduler.schedule(root.name, stale)
 
     async def stop(self) -> None:
-        await self.scheduler.stop(30.0)
+        # A run cut short loses nothing: the stamp is written only after a run succeeds, and the next start
+        # indexes every file newer than it again. So shutdown waits a little, not for a whole run.
+        await self.scheduler.stop(STOP_GRACE_S)
         await self.registry.close_all()
         for pool in (self._recall_pool, self._index_pool):
             pool.shutdown(wait=False, cancel_futures=True)
