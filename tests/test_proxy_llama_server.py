@@ -42,8 +42,10 @@ def long_history(n: int, chars: int) -> list[dict[str, Any]]:
 
 
 def test_a_history_the_4k_server_refuses_gets_200_through_the_proxy(llama, tmp_path):
-    history = [*long_history(8, 2400), {"role": "assistant", "content": "Read them."},
-               {"role": "user", "content": "Summarise in one sentence."}]  # fmt: skip
+    # Three large outputs (past 4K tokens together) and a small newest one: the masked prompt is small, so
+    # the CPU model reads little.
+    history = [*long_history(3, 6500), *tool_turn(9, "bash", {"command": "ls pkg"}, "m0.py\nm1.py\nm2.py\n"),
+               {"role": "assistant", "content": "Read them."}, {"role": "user", "content": "Summarise in one sentence."}]  # fmt: skip
     direct = httpx.post(llama.url + "/v1/chat/completions", json={"messages": history, "max_tokens": 16}, timeout=120)
     assert direct.status_code == 400 and "context" in direct.text, direct.text[:300]
     with Proxy(tmp_path / "d", llama.url) as proxy:
@@ -80,7 +82,8 @@ def test_inject_reaches_the_prompt_the_model_read(llama, tmp_path):
     )  # prose-like, about 900 characters, and its last line (shown in the receipt) names no bucket
     history = [SYSTEM, {"role": "user", "content": "Look at the export setup, then the modules."}]
     history += tool_turn(0, "bash", {"command": "cat deploy/export.conf"}, planted)
-    history += long_history(6, 2000)[2:]
+    history += long_history(3, 4000)[2:]
+    history += tool_turn(9, "bash", {"command": "ls pkg"}, "m0.py\nm1.py\nm2.py\n")
     env = {"FUNES_PROXY_AUTO_RECALL": "inject", "FUNES_PROXY_AUTO_RECALL_MIN_SIMILARITY": "0.2"}
     with Proxy(tmp_path / "d", llama.url, env=env) as proxy:
         first = proxy.chat([*history, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "Next."}],
@@ -99,7 +102,7 @@ def test_inject_reaches_the_prompt_the_model_read(llama, tmp_path):
 
 
 def test_slot_autosave_then_kill_9_then_restore_reads_only_the_new_tokens(llama, tmp_path):
-    history = long_history(3, 1000)  # well under the mask trigger: the second turn must not hide anything
+    history = long_history(3, 800)  # well under the mask trigger: the second turn must not hide anything
     env = {"FUNES_PROXY_AUTOSAVE_IDLE_S": "0.5", "FUNES_PROXY_SLOT_DIR": str(llama.slot_dir),
            "FUNES_PROXY_AUTOSAVE_MIN_TOKENS": "256"}  # fmt: skip
     with Proxy(tmp_path / "d", llama.url, env=env) as proxy:
@@ -132,12 +135,12 @@ def test_slot_autosave_then_kill_9_then_restore_reads_only_the_new_tokens(llama,
 
 
 def test_a_real_handoff_note(llama, tmp_path):
-    env = {"FUNES_PROXY_NOTES_TOKENS": "160"}
+    env = {"FUNES_PROXY_NOTES_TOKENS": "48"}  # a CPU generates a few tokens a second: short notes
     history = [SYSTEM, {"role": "user", "content": "Keep a log of the build; the target is release 2.7."}]
     with Proxy(tmp_path / "d", llama.url, window=2048, env=env) as proxy:
         switched = None
         for turn in range(8):
-            history += [{"role": "user", "content": f"build log part {turn}:\n" + filler(turn, 1400)}]
+            history += [{"role": "user", "content": f"build log part {turn}:\n" + filler(turn, 2000)}]
             resp = proxy.chat(history, max_tokens=8)
             assert resp.status_code == 200, resp.text
             history.append({"role": "assistant", "content": resp.json()["choices"][0]["message"]["content"] or "ok"})
