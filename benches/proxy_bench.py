@@ -116,13 +116,15 @@ def probe(data: Path, conv: str | None) -> dict[str, Any]:
     src = next((root / "src").glob("*.funes.jsonl"))
     rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines()]
     target = next(r["turn_uuid"] for r in rows if r["role"] == "tool" and "BLD-7Q2XK9" in r["blocks"][0]["text"])
+    asked = next(r["proxy"]["pos"] for r in rows if r["role"] == "user" and sc.QUESTION in r["blocks"][0]["text"])
+    before = {r["turn_uuid"] for r in rows if r["proxy"].get("pos") is not None and r["proxy"]["pos"] < asked}
     eng = Engine(root / "memory", Models.load(), resident=False)
     out = {}
     for q in sc.PROBE_QUERIES:
         ranks = {}
-        for legs in ("hybrid", "bm25"):
-            hits = eng.recall(q, k=20, neighbors=0, legs=legs, sessions=[conv] if conv else None)
-            ids = list(dict.fromkeys(h.turn_uuid for h in hits))
+        for legs in ("hybrid", "bm25"):  # ranked among what the archive held when turn 8 was asked
+            hits = eng.recall(q, k=40, neighbors=0, legs=legs, sessions=[conv] if conv else None)
+            ids = list(dict.fromkeys(h.turn_uuid for h in hits if h.turn_uuid in before))
             ranks[legs] = ids.index(target) + 1 if target in ids else None
         out[q] = ranks
     return out
@@ -332,7 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     res["meta"]["seconds"] = round(time.time() - t0)
     res["meta"]["loadavg"] = os.getloadavg()
     OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / f"proxy{'-quick' if args.quick else ''}.json").write_text(json.dumps(res, indent=1))
+    out_file = OUT / f"proxy{'-quick' if args.quick else ''}.json"
+    if out_file.exists() and parts != {"experiment", "performance"}:  # one part rerun: keep the other's figures
+        previous = json.loads(out_file.read_text())
+        res = {**previous, **res, "meta": {**res["meta"], "command": res["meta"]["command"] + f" --parts {args.parts}",
+                                           "earlier": previous.get("meta")}}  # fmt: skip
+    out_file.write_text(json.dumps(res, indent=1))
     results = ROOT / "benches" / "RESULTS.md"
     name = "proxy-quick" if args.quick else "proxy"
     results.write_text(replace_section(results.read_text(), name, render(res)))
