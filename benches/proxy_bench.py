@@ -149,7 +149,7 @@ def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: i
                     k += 1
                     assert proxy.chat(history, tools=sc.TOOLS).status_code == 200
                     history.append({"role": "assistant", "content": "ok"})
-                proxy.wait_indexed()
+                proxy.wait_indexed(timeout=600)  # steady state: no index run left from growing the history
                 deltas, ttfb, own, masked = [], [], [], 0
                 hdr = {"content-type": "application/json"}
                 for i in range(steady):  # small outputs (a directory listing): the history stays near its size
@@ -328,8 +328,10 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(res["experiment"], indent=1), file=sys.stderr)
         if "performance" in parts:
             res["archive"] = archive_writes(work)
-            res["recall"] = recall_timing(work)
+            print(json.dumps(res["archive"]), file=sys.stderr)
             res["overhead"] = overhead(work)
+            print(json.dumps(res["overhead"]), file=sys.stderr)
+            res["recall"] = recall_timing(work)
             print(json.dumps({k: res[k] for k in ("archive", "recall", "overhead")}, indent=1), file=sys.stderr)
     res["meta"]["seconds"] = round(time.time() - t0)
     res["meta"]["loadavg"] = os.getloadavg()
