@@ -203,7 +203,10 @@ def timed(client: httpx.Client, base: str, body: bytes, stream: bool) -> tuple[f
 def freshness(proxy: Proxy, engine: ScriptedEngine, history: list[dict[str, Any]]) -> float | None:
     """Seconds from the answer to a request carrying a new 10 KB output until recall(query) finds it."""
     secret = "The ingest worker evicts its cache least-frequently-used first, with a budget of 512 MiB."
-    output = filler(777, 5000) + secret + "\n" + filler(778, 5000)
+    # A 10 KB output that reads like a real one (a service's log and notes), the answer in its middle.
+    lines = [f"2026-11-30T10:{i // 60:02d}:{i % 60:02d}Z ingest worker shard {i % 7}: batch {i} committed, "
+             f"{(i * 37) % 900 + 100} records, queue depth {(i * 13) % 40}" for i in range(60)]  # fmt: skip
+    output = "\n".join(lines[:30]) + "\n" + secret + "\n" + "\n".join(lines[30:]) + "\n"
     history = [*history, sc.call_msg("fresh", "read", {"path": "ingest/worker.md"}),
                {"role": "tool", "tool_call_id": "fresh", "content": output}]  # fmt: skip
 
@@ -224,6 +227,20 @@ def freshness(proxy: Proxy, engine: ScriptedEngine, history: list[dict[str, Any]
             return round(time.perf_counter() - t0, 2)
         time.sleep(0.05)
     return None
+
+
+def freshness_part(work: Path) -> dict[str, Any]:
+    """The freshness target alone, on a fresh proxy and a short history (defaults: debounce 0.2 s)."""
+    with ScriptedEngine(32768, script=lambda b, n: Reply(text="ok")) as engine:
+        with Proxy(work / "fresh", engine.url, env={"FUNES_LOG": "WARNING"}) as proxy:
+            history = [sc.SYSTEM, {"role": "user", "content": "Look at the ingest service."}]
+            for i, (pkg, name) in enumerate(sc.QUICK_MODULES[:3]):
+                history += [sc.call_msg(f"r{i}", "read", {"path": name}),
+                            {"role": "tool", "tool_call_id": f"r{i}", "content": sc.module_source(pkg, name)[1]}]  # fmt: skip
+            assert proxy.chat(history, tools=sc.TOOLS).status_code == 200
+            history.append({"role": "assistant", "content": "ok"})
+            proxy.wait_indexed(timeout=600)
+            return {"found_within_s": freshness(proxy, engine, history)}
 
 
 def rss_mb(proxy: Proxy) -> float:
@@ -326,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
         if "experiment" in parts:
             res["experiment"] = experiment(args.quick, work)
             print(json.dumps(res["experiment"], indent=1), file=sys.stderr)
+        if "freshness" in parts:
+            res["freshness"] = freshness_part(work)
+            print(json.dumps(res["freshness"]), file=sys.stderr)
         if "performance" in parts:
             res["archive"] = archive_writes(work)
             print(json.dumps(res["archive"]), file=sys.stderr)

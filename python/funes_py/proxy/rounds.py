@@ -106,9 +106,14 @@ class Rounds:
         assert parsed.query is not None and self.svc.memories is not None
         try:
             hits = await self.svc.memories.recall(
-                self.tenant.id, parsed.query, k=self.cfg.recall_k, neighbors=0, identifier_guard=True,
+                self.tenant.id, parsed.query, k=2 * self.cfg.recall_k, neighbors=0, identifier_guard=True,
                 min_similarity=self.cfg.recall_min_similarity,
                 sessions=None if parsed.scope == "all" else [self.conv.id])  # fmt: skip
+            # The proxy's own recall rounds are archived too, but a search must not find its earlier calls
+            # and answers (copies of passages): only the conversation's messages and handoff notes.
+            entries = self.tenant.archive.entries
+            hits = [h for h in hits if (e := entries.get(h.turn_uuid)) is None or e.kind != "internal"]
+            hits = hits[: self.cfg.recall_k]
         except Exception as e:
             if type(e).__name__ == "InvalidInputError":
                 hits = []
