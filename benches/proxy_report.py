@@ -24,8 +24,12 @@ def _rank(r: int | None) -> str:
 
 def render(res: dict[str, Any]) -> str:
     m = res["meta"]
+    runs, e = [], m
+    while e:  # a part rerun keeps the others' figures: name every command that made the section
+        runs.append(f"`{e['command']}` ({e['date']})")
+        e = e.get("earlier")
     out = [f"## Agent-archive proxy{' (quick, 8K window)' if 'quick' in m['command'] else ''}", "",
-           f"Command: `{m['command']}`  ", f"Machine: {m['machine']}  ",
+           "Commands: " + "; ".join(reversed(runs)) + "  ", f"Machine: {m['machine']}  ",
            f"Run: {m['date']}, git {m['git']}, {m.get('seconds', 0)} s. Load average at the end: "
            + " / ".join(f"{x:.1f}" for x in m.get("loadavg", [])) + ".", ""]  # fmt: skip
     exp = res.get("experiment")
