@@ -43,14 +43,18 @@ def parser() -> argparse.ArgumentParser:
     memory.add_parsers(sub, common)
     models.add_parser(sub, common)
     sources_cli.add_parser(sub)
-    for name, help_ in (("serve", "run the MCP recall service"), ("demo", "seed a demo and ask it questions")):
+    for name, help_ in (
+        ("serve", "run the MCP recall service"),
+        ("demo", "seed a demo and ask it questions"),
+        ("proxy", "archive-and-recall proxy in front of an OpenAI-compatible engine"),
+    ):
         s = sub.add_parser(name, help=help_, add_help=False)
         s.add_argument("rest", nargs=argparse.REMAINDER)
     return p
 
 
 def _own_flags(argv: list[str]) -> int | None:
-    """``serve`` and ``demo`` parse their own flags; None for every other command."""
+    """``serve``, ``demo`` and ``proxy`` parse their own flags; None for every other command."""
     if argv[:1] == ["serve"]:
         from ..server.cli import serve_main
 
@@ -59,6 +63,10 @@ def _own_flags(argv: list[str]) -> int | None:
         from ..server.demo import main as demo_main
 
         return demo_main(argv[1:]) or 0
+    if argv[:1] == ["proxy"]:
+        from ..proxy.cli import main as proxy_main
+
+        return proxy_main(argv)
     return None
 
 
