@@ -124,8 +124,10 @@ def _render_passage(p: _Passage) -> str:
     return "\n".join(lines)
 
 
-def cut_at_word(text: str, limit: int) -> str:
-    """The longest prefix of `text` that ends at a word boundary and, with ' …', fits in `limit`."""
+def cut_at_word(text: str, limit: int, keep: int = 0) -> str:
+    """The longest prefix of `text` that ends at a word boundary and, with ' …', fits in `limit`. A word
+    that starts before `keep` or takes more than half the room (a pasted hash, a line of base64) is cut
+    inside: cutting before it would show a passage header and a role with nothing after them."""
     if len(text) <= limit:
         return text
     room = limit - len(_ELLIPSIS)
@@ -133,8 +135,17 @@ def cut_at_word(text: str, limit: int) -> str:
         return ""
     head = text[: room + 1]
     cut = max(head.rfind(" "), head.rfind("\n"))
-    head = head[:cut] if cut > 0 else text[:room]  # one word longer than the room: cut it, no choice
+    head = head[:cut] if cut > max(keep, room // 2) else text[:room]
     return head.rstrip() + _ELLIPSIS
+
+
+def _quotes_something(block: str) -> bool:
+    """A rendered passage with at least one turn line that says something beyond its role and ' …'."""
+    for line in block.splitlines()[1:]:
+        words = line.split(":", 1)[1] if _ROLE_RE.match(line) else line
+        if words.strip().removesuffix(_ELLIPSIS.strip()).strip():
+            return True
+    return False
 
 
 def render(hits: Sequence[Any], max_chars: int) -> str:
@@ -156,11 +167,13 @@ def render(hits: Sequence[Any], max_chars: int) -> str:
         # The first passage is always shown, cut if need be; a later one only if a fair part of it fits.
         room = max_chars - len(out) - len(sep) - (0 if shown == 0 else _NOTE_RESERVE)
         if room >= _MIN_TRUNCATED_PASSAGE or shown == 0:
-            cut = cut_at_word(block, max(room, 0))
-            if cut.count("\n") > 0:
+            cut = cut_at_word(block, max(room, 0), keep=block.find(": ", block.find("\n")) + 2)
+            if _quotes_something(cut):
                 out += sep + cut
                 shown += 1
         break
+    if shown == 0:  # nothing fit: the empty answer, never an intro with no passage under it
+        return NOTHING_FOUND
     left = len(passages) - shown
     if left:
         note = f"\n\n({left} more passage{'s' if left > 1 else ''} left out for length; search with narrower words.)"
@@ -180,6 +193,7 @@ def render(hits: Sequence[Any], max_chars: int) -> str:
 # but not the quote. Down-weighting was not an option: the engine has no per-turn weight.
 MIN_KEPT_CHARS = 40
 _PREFIX = r"^\s*(?:>\s*)*"
+_PREFIX_RE = re.compile(_PREFIX)
 _HEADER_RE = re.compile(_PREFIX + r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\]\s*$")
 _ROLE_RE = re.compile(_PREFIX + r"(?:user|assistant):\s")
 _FENCE_RE = re.compile(_PREFIX + r"(?:```|~~~)\w*\s*$")
@@ -188,11 +202,15 @@ _TOOL_LINES = {INTRO, NOTHING_FOUND, NO_MEMORY, UNAVAILABLE}
 
 def strip_pasted_recall(text: str) -> str | None:
     """`text` without pasted recall output; None when what is left is too little to keep as a memory."""
+    # Nothing is removed unless a line is a passage header or one of the tool's fixed lines: most turns
+    # (and every large pasted log) skip the line-by-line pass.
+    if "UTC]" not in text and not any(line in text for line in _TOOL_LINES):
+        return text
     kept: list[str] = []
     in_block = False
     removed = False
     for line in text.splitlines():
-        bare = re.sub(_PREFIX, "", line).strip()
+        bare = _PREFIX_RE.sub("", line, count=1).strip()
         if bare in _TOOL_LINES or _HEADER_RE.match(line):
             in_block = bare not in _TOOL_LINES or in_block
             removed = True
