@@ -50,6 +50,22 @@ DEFAULT_INDEX_WORKERS = 2
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_MASK_SECRETS = True
 
+# Request limits (every route). Each one answers 400/413 naming the field; none is near what a real client
+# sends: the ingest body nests 3 levels deep and carries no numbers at all, a tool call nests 4.
+DEFAULT_MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH_CEILING = 500
+DEFAULT_MAX_JSON_NUMBER_CHARS = 40  # a 128-bit integer has 39 digits; Python refuses ints past 4,300 digits
+DEFAULT_MAX_TURNS = 10_000  # per POST /turns (the whole conversation so far)
+DEFAULT_MAX_TURN_CHARS = 4_000_000  # per turn: a pasted log file fits, the body limit still applies
+# A tool call is a few hundred bytes; a 1 MB query still fits and is cut to FUNES_RECALL_MAX_QUERY_CHARS.
+DEFAULT_MAX_MCP_BODY_BYTES = 1024 * 1024
+
+# Idle MCP streams (`GET /mcp`). The endpoint is stateless, so such a stream never carries a message: it
+# only holds a connection. A few per token, closed after this long without a message (keep-alive pings
+# do not count).
+DEFAULT_MCP_STREAMS_PER_TOKEN = 2
+DEFAULT_MCP_STREAM_IDLE_S = 60.0
+
 DEFAULT_LOG_LEVEL = "INFO"
 
 
@@ -89,6 +105,14 @@ class ServiceConfig:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     mask_secrets: bool = DEFAULT_MASK_SECRETS
 
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    max_json_number_chars: int = DEFAULT_MAX_JSON_NUMBER_CHARS
+    max_turns: int = DEFAULT_MAX_TURNS
+    max_turn_chars: int = DEFAULT_MAX_TURN_CHARS
+    max_mcp_body_bytes: int = DEFAULT_MAX_MCP_BODY_BYTES
+    mcp_streams_per_token: int = DEFAULT_MCP_STREAMS_PER_TOKEN
+    mcp_stream_idle_s: float = DEFAULT_MCP_STREAM_IDLE_S
+
     log_level: str = DEFAULT_LOG_LEVEL
 
     @classmethod
@@ -117,12 +141,23 @@ class ServiceConfig:
             "max_open_tenants": self.max_open_tenants,
             "index_workers": self.index_workers,
             "max_body_bytes": self.max_body_bytes,
+            "recall_max_query_chars": self.recall_max_query_chars,
+            "max_json_depth": self.max_json_depth,
+            "max_json_number_chars": self.max_json_number_chars,
+            "max_turns": self.max_turns,
+            "max_turn_chars": self.max_turn_chars,
+            "max_mcp_body_bytes": self.max_mcp_body_bytes,
+            "mcp_streams_per_token": self.mcp_streams_per_token,
+            "mcp_stream_idle_s": self.mcp_stream_idle_s,
         }
         for name, value in positive.items():
             if value <= 0:
                 raise ValueError(f"{ENV_VARS[name]} must be positive, got {value}")
         if self.index_debounce_s < 0 or self.index_max_wait_s < self.index_debounce_s:
             raise ValueError("FUNES_INDEX_DEBOUNCE_S must be >= 0 and <= FUNES_INDEX_MAX_WAIT_S")
+        if self.max_json_depth > MAX_JSON_DEPTH_CEILING:
+            # Python's JSON parser recurses: past about 1,000 levels it fails on its own, before our check.
+            raise ValueError(f"FUNES_MAX_JSON_DEPTH must be at most {MAX_JSON_DEPTH_CEILING}, got {self.max_json_depth}")
         if not 0 < self.port < 65536:
             raise ValueError(f"FUNES_PORT must be a TCP port, got {self.port}")
 
@@ -154,6 +189,13 @@ ENV_VARS: dict[str, str] = {
     "index_workers": "FUNES_INDEX_WORKERS",
     "max_body_bytes": "FUNES_MAX_BODY_BYTES",
     "mask_secrets": "FUNES_MASK_SECRETS",
+    "max_json_depth": "FUNES_MAX_JSON_DEPTH",
+    "max_json_number_chars": "FUNES_MAX_JSON_NUMBER_CHARS",
+    "max_turns": "FUNES_MAX_TURNS",
+    "max_turn_chars": "FUNES_MAX_TURN_CHARS",
+    "max_mcp_body_bytes": "FUNES_MAX_MCP_BODY_BYTES",
+    "mcp_streams_per_token": "FUNES_MCP_STREAMS_PER_TOKEN",
+    "mcp_stream_idle_s": "FUNES_MCP_STREAM_IDLE_S",
     # FUNES_LOG is shared with the engine and the CLI (funes_py.config); the service defaults to INFO.
     "log_level": "FUNES_LOG",
 }
