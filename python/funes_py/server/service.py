@@ -5,9 +5,11 @@ failure); `tenants` keeps engines warm, `indexer` decides when to index, `passag
 validates, and the HTTP and MCP surfaces (`routes`, `mcp_tool`) only translate to and from these calls.
 
 Threads: recalls run on a pool of `max_concurrent_recalls` threads (more wait in its queue), index runs
-and forgets on a pool of `index_workers` threads, engine opening and closing on asyncio's default pool.
+and forgets on a pool of `index_workers` threads, ingest bodies (JSON, limits, masking, the pasted-recall
+rule) on a pool of `_INGEST_THREADS`, engine opening and closing on asyncio's default pool.
 Every engine call releases the GIL, so these pools are the service's parallelism and the event loop
-stays free for HTTP.
+stays free for HTTP. Ingest work is Python and holds the GIL, but in short steps (redact.py): a large
+turn takes its time on its own thread, and a recall waits for the GIL a few milliseconds at most.
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ from .config import DEFAULT_EMBEDDER, DEFAULT_QUERY_THREADS, ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
 from .tenants import TenantRegistry
-from .turns import Conversation
+from .turns import Conversation, TurnLimits, parse_request
+from .jsonbody import JsonLimits
 
 log = logging.getLogger("funes_py.server")
 
 _TENANT_DIR_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")
 _SHUTDOWN_GRACE_S = 30.0
+# Two, so one large body does not queue every other write behind it; more would only share the GIL.
+_INGEST_THREADS = 2
 
 
 class Service:
@@ -47,6 +52,9 @@ class Service:
         self.scheduler: IndexScheduler | None = None
         self._recall_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._index_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._ingest_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.json_limits = JsonLimits(config.max_json_depth, config.max_json_number_chars)
+        self._turn_limits = TurnLimits(config.max_turns, config.max_turn_chars)
         self._index_slots: asyncio.Semaphore | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._recall_kwargs = _recall_kwargs(config)
@@ -79,6 +87,7 @@ class Service:
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
         self._index_pool = concurrent.futures.ThreadPoolExecutor(cfg.index_workers, "funes-index")
+        self._ingest_pool = concurrent.futures.ThreadPoolExecutor(_INGEST_THREADS, "funes-ingest")
         self._index_slots = asyncio.Semaphore(cfg.index_workers)
         self._recover()
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
@@ -92,7 +101,7 @@ class Service:
             await self.scheduler.stop(_SHUTDOWN_GRACE_S)
         if self.registry is not None:
             await self.registry.close_all()
-        for pool in (self._recall_pool, self._index_pool):
+        for pool in (self._recall_pool, self._index_pool, self._ingest_pool):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
 
@@ -111,7 +120,7 @@ class Service:
     async def recall_text(self, user: str, query: str) -> str:
         """The tool's answer for `user`. Never raises: a failure is logged and the agent is told to go on."""
         tenant = tenant_id(user)
-        query = " ".join(query.split())[: self.config.recall_max_query_chars]
+        query = cut_query(query, self.config.recall_max_query_chars)
         if not query:
             return EMPTY_QUERY
         try:
@@ -148,6 +157,12 @@ class Service:
             raise
 
     # --- write ------------------------------------------------------------------------------------
+    async def parse_turns(self, raw: bytes) -> Conversation:
+        """An ingest body -> the conversation to store (BadRequest naming the field), off the event loop."""
+        assert self._ingest_pool is not None
+        work = functools.partial(parse_request, raw, self.json_limits, self._turn_limits, self.config.mask_secrets)
+        return await asyncio.get_running_loop().run_in_executor(self._ingest_pool, work)
+
     async def store(self, conv: Conversation) -> None:
         """Write the conversation's source file atomically and schedule its indexing."""
         assert self.registry is not None and self.scheduler is not None
@@ -259,6 +274,19 @@ def _open_engine(home: Path, models: Any, rebuild_slots: threading.Semaphore) ->
             engine, chunks = Engine.rebuild(home, models)
         log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
         return engine
+
+
+def cut_query(query: str, max_chars: int) -> str:
+    """The query with its whitespace flattened, cut at a word boundary to at most `max_chars` characters
+    (a word longer than that is cut inside). Only a bounded prefix is looked at: this runs on the event
+    loop, and a query can be a megabyte long."""
+    words = query.lstrip()[: max_chars * 4 + 1].split()
+    flat = " ".join(words)
+    if len(flat) <= max_chars:
+        return flat
+    head = flat[: max_chars + 1]
+    cut = head.rfind(" ")
+    return head[:cut] if cut > 0 else flat[:max_chars]
 
 
 def _recall_kwargs(cfg: ServiceConfig) -> dict[str, Any]:
