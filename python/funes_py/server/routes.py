@@ -67,7 +67,7 @@ def build_routes(service: Service) -> list[Route]:
             return denied
         try:
             raw = await read_body(request, cfg.max_body_bytes)
-            if not raw.strip():
+            if not raw or raw.isspace():  # no copy of a large body on the event loop
                 raise BadRequest("body: expected a JSON object")
             conv = await service.parse_turns(raw)
         except TooLarge:
@@ -89,7 +89,7 @@ def build_routes(service: Service) -> list[Route]:
             user = request.query_params.get("user")
             if user is None:
                 raw = await read_body(request, _DELETE_BODY_BYTES)
-                body = parse_json(raw, service.json_limits) if raw.strip() else None
+                body = None if not raw or raw.isspace() else parse_json(raw, service.json_limits)
                 user = body.get("user") if isinstance(body, dict) else None
             user = require_user(user)
         except TooLarge:

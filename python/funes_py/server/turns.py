@@ -123,16 +123,30 @@ def parse_body(body: Any, mask: bool, limits: TurnLimits | None = None) -> Conve
         if kept is None or not kept.strip():
             skipped += 1
             continue
-        lines.append(json.dumps({
+        head = json.dumps({
             "session_id": cid,
             "turn_uuid": tid or f"{cid}-{i}",
             "seq": i,
             "ts": ts,
             "role": role,
             "harness": HARNESS,
-            "blocks": [{"block_type": "text", "text": kept}],
-        }, ensure_ascii=False))
+        }, ensure_ascii=False)
+        lines.append(f'{head[:-1]}, "blocks": [{{"block_type": "text", "text": {_json_string(kept)}}}]}}')
     return Conversation(user, cid, lines, skipped)
+
+
+# json.dumps of a 4 MB text is one C call of tens of milliseconds holding the GIL; escaping is per character,
+# so the string is encoded in pieces and joined (the same bytes as one call).
+_DUMPS_PIECE = 64 * 1024
+
+
+def _json_string(text: str) -> str:
+    if len(text) <= _DUMPS_PIECE:
+        return json.dumps(text, ensure_ascii=False)
+    pieces = (json.dumps(text[i:i + _DUMPS_PIECE], ensure_ascii=False)[1:-1]
+              for i in range(0, len(text), _DUMPS_PIECE))
+    return '"' + "".join(pieces) + '"'
+
 
 
 def parse_request(raw: bytes, json_limits: JsonLimits, limits: TurnLimits, mask: bool) -> Conversation:
