@@ -1,6 +1,6 @@
 """`kill -9` in the middle of a stream of writes (some index runs going, some writes in flight), then a
 restart: every conversation that got its 202 is on disk whole and, once the restarted server has caught
-up, recallable. And `kill -9` of a process inside `Engine.index`: the memory opens afterwards and the
+up, recallable; the server's ingest worker processes do not outlive it. And `kill -9` of a process inside `Engine.index`: the memory opens afterwards and the
 same index run, redone, completes it. Real server, real engine, real signals."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import httpx
+import psutil
 import pytest
 from conftest import write_conversation
 from service_helpers import INGEST_KEY, Server, mcp_recall_many
@@ -67,12 +68,17 @@ def test_sigkill_during_a_stream_of_writes_loses_no_acknowledged_conversation(tm
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.05)
     finally:
+        assert server.proc is not None
+        workers = psutil.Process(server.proc.pid).children(recursive=True)  # the ingest worker processes
         server.kill()  # SIGKILL, with writes and (most likely) an index run in flight
         stop.set()
         for w in writers:
             w.join()
     log = server.log()
     assert log.count("index run started") > log.count("index run done"), "no run was cut short; kill earlier"
+    assert len(workers) >= 2
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"worker processes outlived the killed server: {alive}"
 
     # On disk: every acknowledged conversation, whole (the write is atomic: old file or new, never half).
     for body in acked:

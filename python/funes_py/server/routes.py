@@ -5,13 +5,14 @@ not looked at here, so an agent can never write or forget anything.
 
 Every malformed request is the client's mistake and answers 4xx with `{"error": "<field>: <reason>"}`:
 bodies are read up to a limit (413 past it), decoded and parsed by `jsonbody` (400 naming the place),
-validated by `turns` (400 naming the field). The parsing of an ingest body runs on a worker thread
-(`Service.parse_turns`): a large turn never holds up the event loop that answers recalls.
+validated by `turns` (400 naming the field). The parsing of an ingest body runs in a worker process
+(`Service.parse_turns`): a large turn never holds up the event loop or the GIL that recalls need.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures.process import BrokenProcessPool
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -74,6 +75,9 @@ def build_routes(service: Service) -> list[Route]:
             return error(413, f"body larger than {cfg.max_body_bytes} bytes")
         except BadRequest as e:
             return error(400, str(e))
+        except BrokenProcessPool:
+            log.error("an ingest worker died twice on one body (%d bytes); nothing was stored", len(raw))
+            return error(503, "body: could not be processed (a worker process died on it); nothing was stored")
         await service.store(conv)
         log.info("stored conversation tenant=%s turns=%d skipped=%d",
                  tenant_id(conv.user), len(conv.lines), conv.skipped)

@@ -5,11 +5,12 @@ failure); `tenants` keeps engines warm, `indexer` decides when to index, `passag
 validates, and the HTTP and MCP surfaces (`routes`, `mcp_tool`) only translate to and from these calls.
 
 Threads: recalls run on a pool of `max_concurrent_recalls` threads (more wait in its queue), index runs
-and forgets on a pool of `index_workers` threads, ingest bodies (JSON, limits, masking, the pasted-recall
-rule) on a pool of `_INGEST_THREADS`, engine opening and closing on asyncio's default pool.
+and forgets on a pool of `index_workers` threads, engine opening and closing on asyncio's default pool.
 Every engine call releases the GIL, so these pools are the service's parallelism and the event loop
-stays free for HTTP. Ingest work is Python and holds the GIL, but in short steps (redact.py): a large
-turn takes its time on its own thread, and a recall waits for the GIL a few milliseconds at most.
+stays free for HTTP.
+
+Processes: ingest bodies (JSON, limits, secret masking, the pasted-recall rule) become lines in
+`_INGEST_PROCESSES` worker processes (`ingest_pool`), so that Python work never holds this process's GIL.
 """
 
 from __future__ import annotations
@@ -32,15 +33,16 @@ from .config import DEFAULT_EMBEDDER, DEFAULT_QUERY_THREADS, ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
 from .tenants import TenantRegistry
-from .turns import Conversation, TurnLimits, parse_request
+from .ingest_pool import IngestPool
+from .turns import Conversation, TurnLimits
 from .jsonbody import JsonLimits
 
 log = logging.getLogger("funes_py.server")
 
 _TENANT_DIR_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")
 _SHUTDOWN_GRACE_S = 30.0
-# Two, so one large body does not queue every other write behind it; more would only share the GIL.
-_INGEST_THREADS = 2
+# Two, so one large body does not queue every other write behind it (about 16 MB each, see ingest_pool).
+_INGEST_PROCESSES = 2
 
 
 class Service:
@@ -52,7 +54,7 @@ class Service:
         self.scheduler: IndexScheduler | None = None
         self._recall_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._index_pool: concurrent.futures.ThreadPoolExecutor | None = None
-        self._ingest_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._ingest_pool: IngestPool | None = None
         self.json_limits = JsonLimits(config.max_json_depth, config.max_json_number_chars)
         self._turn_limits = TurnLimits(config.max_turns, config.max_turn_chars)
         self._index_slots: asyncio.Semaphore | None = None
@@ -87,7 +89,8 @@ class Service:
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
         self._index_pool = concurrent.futures.ThreadPoolExecutor(cfg.index_workers, "funes-index")
-        self._ingest_pool = concurrent.futures.ThreadPoolExecutor(_INGEST_THREADS, "funes-ingest")
+        self._ingest_pool = IngestPool(_INGEST_PROCESSES)
+        await self._ingest_pool.start()  # before the port opens, like the models
         self._index_slots = asyncio.Semaphore(cfg.index_workers)
         self._recover()
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
@@ -101,9 +104,11 @@ class Service:
             await self.scheduler.stop(_SHUTDOWN_GRACE_S)
         if self.registry is not None:
             await self.registry.close_all()
-        for pool in (self._recall_pool, self._index_pool, self._ingest_pool):
+        for pool in (self._recall_pool, self._index_pool):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
+        if self._ingest_pool is not None:
+            await self._ingest_pool.close()
 
     def health(self) -> dict[str, Any]:
         if not self.ready or self.registry is None or self.scheduler is None:
@@ -158,10 +163,9 @@ class Service:
 
     # --- write ------------------------------------------------------------------------------------
     async def parse_turns(self, raw: bytes) -> Conversation:
-        """An ingest body -> the conversation to store (BadRequest naming the field), off the event loop."""
+        """An ingest body -> the conversation to store (BadRequest naming the field), in a worker process."""
         assert self._ingest_pool is not None
-        work = functools.partial(parse_request, raw, self.json_limits, self._turn_limits, self.config.mask_secrets)
-        return await asyncio.get_running_loop().run_in_executor(self._ingest_pool, work)
+        return await self._ingest_pool.parse(raw, self.json_limits, self._turn_limits, self.config.mask_secrets)
 
     async def store(self, conv: Conversation) -> None:
         """Write the conversation's source file atomically and schedule its indexing."""
