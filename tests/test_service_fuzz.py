@@ -179,6 +179,14 @@ def test_mcp_transport_errors_are_jsonrpc_errors_with_400(server: Server, body: 
     assert error["code"] == code and error["message"].startswith("Parse error" if code == -32700 else "Invalid Request")
 
 
+def test_the_sdk_keeps_its_own_answers_to_wrong_headers(server: Server) -> None:
+    """A body the SDK would not read (not labelled JSON, or a caller that does not accept JSON) gets the
+    SDK's own answer, not a parse error about a body nobody was going to parse."""
+    wrong_type = mcp_post(server, b"{not json", {**MCP_HEADERS, "Content-Type": "text/plain"})
+    assert wrong_type.status_code == 400 and "Content-Type" in wrong_type.text  # its transport security's 400
+    assert mcp_post(server, b"{not json", {**MCP_HEADERS, "Accept": "text/html"}).status_code == 406
+
+
 def test_mcp_body_over_the_limit_is_413_and_without_a_token_401(server: Server) -> None:
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "recall_my_conversations", "arguments": {"query": "x " * 150_000}}}).encode()

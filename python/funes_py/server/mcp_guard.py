@@ -60,7 +60,7 @@ class McpGuard:
         user = self._verified_user(token) if token is not None else None
         if user is None or token is None:  # the SDK answers 401 and reads nothing
             await self.app(scope, receive, send)
-        elif scope["method"] == "POST":
+        elif scope["method"] == "POST" and _sdk_reads_body(scope):
             await self._post(scope, receive, send)
         elif scope["method"] == "GET":
             await self._stream(scope, receive, send, token, user)
@@ -153,6 +153,15 @@ async def _serve_until_idle(app: ASGIApp, scope: Scope, receive: Receive, send: 
 def _only_comments(body: bytes) -> bool:
     """An SSE chunk of comment lines only (`: ping - ...`), or nothing."""
     return all(not line or line.startswith(b":") for line in body.splitlines())
+
+
+def _sdk_reads_body(scope: Scope) -> bool:
+    """Whether the SDK would parse this POST's body: it first answers 406 to a caller that does not accept
+    JSON and 415 to a body not labelled JSON (same checks as its transport), and those answers stay its."""
+    headers = {k.decode(): v.decode("latin-1") for k, v in scope["headers"] if k in (b"accept", b"content-type")}
+    accepts = [t.strip() for t in headers.get("accept", "").split(",")]
+    labelled = [t.strip() for t in headers.get("content-type", "").split(";")[0].split(",")]
+    return any(t.startswith("application/json") for t in accepts) and "application/json" in labelled
 
 
 def _bearer(scope: Scope) -> str | None:
