@@ -31,11 +31,11 @@ from .auth import TENANT_HEX_CHARS, tenant_id
 from ..config import settings
 from .config import DEFAULT_EMBEDDER, DEFAULT_QUERY_THREADS, ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
+from .ingest_pool import IngestPool
+from .jsonbody import JsonLimits
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
 from .tenants import TenantRegistry
-from .ingest_pool import IngestPool
 from .turns import Conversation, TurnLimits
-from .jsonbody import JsonLimits
 
 log = logging.getLogger("funes_py.server")
 
