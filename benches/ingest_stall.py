@@ -35,7 +35,6 @@ import httpx
 
 from benches.bench_service import INGEST_KEY, QUERIES, Server, conversations
 
-
 POST_SCRIPT = f"""
 import json, sys, time, urllib.request
 body = open(sys.argv[2], "rb").read()

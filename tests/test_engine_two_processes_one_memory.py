@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from conftest import write_conversation
 
 pytestmark = pytest.mark.models
@@ -88,7 +89,7 @@ def test_two_processes_index_one_memory(tmp_path: Path, models, fresh: bool) -> 
     check_outcomes(results)
 
     engine = Engine(home, models=models)
-    for src, r in zip(sources, results):
+    for src, r in zip(sources, results, strict=True):
         if "error" in r:  # refused: rerun it now, alone
             engine.index(str(src))
     status = engine.status()

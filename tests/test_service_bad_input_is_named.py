@@ -11,8 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from funes_py.render import INTRO
+from funes_py.render import NOTHING as NOTHING_FOUND
+from funes_py.render import format_passages as render
 from funes_py.server.jsonbody import BadRequest, JsonLimits, NotJson, parse_json
-from funes_py.server.passages import INTRO, NOTHING_FOUND, render
 from funes_py.server.service import cut_query
 from funes_py.server.turns import TurnLimits, parse_body, parse_request
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import jwt
 import pytest
-from service_helpers import INGEST_KEY, JWT_SECRET, Server, mcp_recall
 
 from funes_py.server.auth import tenant_id
+from service_helpers import INGEST_KEY, JWT_SECRET, Server, mcp_recall
 
 pytestmark = pytest.mark.models
 

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator
 import httpx
 import pytest
 from fuzz_bodies import mcp_body, turns_body
-from service_helpers import ALICE, INGEST_KEY, Server
 
 from funes_py.server.passages import NO_MEMORY
+from service_helpers import ALICE, INGEST_KEY, Server
 
 pytestmark = pytest.mark.models
 

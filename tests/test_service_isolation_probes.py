@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import httpx
 import jwt
 import pytest
+
 from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, Server
 
 pytestmark = pytest.mark.models

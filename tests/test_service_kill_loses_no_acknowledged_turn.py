@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import psutil
 import pytest
-from conftest import write_conversation
-from service_helpers import INGEST_KEY, Server, mcp_recall_many
 
+from conftest import write_conversation
 from funes_py.server.auth import tenant_id
+from service_helpers import INGEST_KEY, Server, mcp_recall_many
 
 pytestmark = pytest.mark.models
 
@@ -96,7 +96,7 @@ def test_sigkill_during_a_stream_of_writes_loses_no_acknowledged_conversation(tm
             canaries = [b["turns"][0]["text"].split()[4] for b in mine]
             answers = asyncio.run(
                 mcp_recall_many(restarted.url + "/mcp", TOKENS[user], [f"{c} pallet count" for c in canaries]))
-            missing = [c for c, a in zip(canaries, answers) if c not in a]
+            missing = [c for c, a in zip(canaries, answers, strict=True) if c not in a]
             assert not missing, f"{user}: {len(missing)} of {len(canaries)} acknowledged canaries not recalled: {missing[:10]}"
     finally:
         restarted.stop()

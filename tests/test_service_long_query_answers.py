@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from service_helpers import ALICE, Server
 
 from funes_py.server.passages import EMPTY_QUERY, INTRO, NOTHING_FOUND, passage_count
+from service_helpers import ALICE, Server
 
 pytestmark = pytest.mark.models
 

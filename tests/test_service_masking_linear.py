@@ -12,8 +12,8 @@ import re
 
 import pytest
 
-from funes_py.server import redact
-from funes_py.server.redact import mask_secrets
+from funes_py import redact
+from funes_py.redact import mask_secrets
 from funes_py.server.turns import parse_body
 
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"

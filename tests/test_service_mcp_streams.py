@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+
 from service_helpers import ALICE, BOB, Server
 
 pytestmark = pytest.mark.models

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..redact import mask_secrets
 from .jsonbody import BadRequest, JsonLimits, parse_json, require_encodable
 from .passages import strip_pasted_recall
-from .redact import mask_secrets
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 MAX_USER_CHARS = 512
@@ -59,7 +59,7 @@ def parse_ts(value: Any, where: str) -> str:
     except ValueError:
         raise BadRequest(f"{where}: {value[:40]!r} is not an ISO-8601 timestamp") from None
     try:
-        t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+        t = t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
     except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC; 9999-12-31T23:59-01:00 in 10000
         raise BadRequest(f"{where}: {value[:40]!r} falls outside the years 1 to 9999 in UTC") from None
     return t.isoformat().replace("+00:00", "Z")
