@@ -68,15 +68,7 @@ def check_outcomes(results: list[dict]) -> None:
     assert any("ok" in r for r in results), results
 
 
-# strict: when the engine's fix lands these pass, and the marks must go.
-ENGINE_FIX = "engine, issue 11 (the lead's part): "
-FRESH_HOME = pytest.mark.xfail(strict=True, reason=ENGINE_FIX + "on a fresh home the second run fails with StorageError "
-                               "\"Table 'chunks' already exists\" after embedding its whole history")
-EMPTY_HOME = pytest.mark.xfail(strict=True, reason=ENGINE_FIX + "an Engine opened on an empty home still reports 0 rows "
-                               "after another process created the table")
-
-
-@pytest.mark.parametrize("fresh", [pytest.param(True, marks=FRESH_HOME), False], ids=["fresh-home", "existing-memory"])
+@pytest.mark.parametrize("fresh", [True, False], ids=["fresh-home", "existing-memory"])
 def test_two_processes_index_one_memory(tmp_path: Path, models, fresh: bool) -> None:
     from funes_py import Engine
 
@@ -99,7 +91,6 @@ def test_two_processes_index_one_memory(tmp_path: Path, models, fresh: bool) -> 
         assert hits and f"WO-{tag}02919" in hits[0].text
 
 
-@EMPTY_HOME
 def test_an_engine_on_an_empty_home_sees_what_another_process_writes(tmp_path: Path, models) -> None:
     from funes_py import Engine
 

@@ -64,17 +64,7 @@ def index_files(memory: Path) -> set[tuple[str, int, int]]:
     return out
 
 
-# strict: when the engine's fix lands these pass, and the marks must go. What the engine left, 2026-11-30:
-ENGINE_FIX = "engine, issue 11 (the lead's part): "
-STATE_FILE = pytest.mark.xfail(strict=True, reason=ENGINE_FIX + "memory/index-state.json keeps the forgotten "
-                               "conversation's source file name (its id)")
-ONLY_ONE = pytest.mark.xfail(strict=True, reason=ENGINE_FIX + "forgetting the last conversation rebuilds no index: "
-                             "the session_id BTree pages (page_data.lance, page_lookup.lance), a transaction file and "
-                             "the manifest hold the id, and the BM25 index files (part_*_tokens.lance) from before stay")
-
-
-@pytest.mark.parametrize("others", [pytest.param(2, marks=STATE_FILE), pytest.param(0, marks=ONLY_ONE)],
-                         ids=["with-other-conversations", "the-only-conversation"])
+@pytest.mark.parametrize("others", [2, 0], ids=["with-other-conversations", "the-only-conversation"])
 def test_forget_leaves_neither_id_nor_text_in_any_file(server: Server, others: int) -> None:
     user = f"erin-{others}"
     tenant = server.data / tenant_id(user)
