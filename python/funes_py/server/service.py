@@ -1,8 +1,9 @@
 """The recall service's state and its three operations: recall (read), store and forget (write).
 
 Placement: this file decides what an operation does (which tenant, which limits, what the agent sees on
-failure); `tenants` keeps engines warm, `indexer` decides when to index, `passages` renders, `turns`
-validates, and the HTTP and MCP surfaces (`routes`, `mcp_tool`) only translate to and from these calls.
+failure); `tenants` keeps engines warm, `indexer` decides when to index, `funes_py.render` renders
+(`passages` holds the fixed answers), `turns` validates, and the HTTP and MCP surfaces (`routes`,
+`mcp_tool`) only translate to and from these calls.
 
 Threads: recalls run on a pool of `max_concurrent_recalls` threads (more wait in its queue), index runs
 and forgets on a pool of `index_workers` threads, engine opening and closing on asyncio's default pool.
