@@ -1,5 +1,5 @@
-//! The recall pipeline: dense ‖ BM25 → score fusion (with an identifier bonus) → relevance floor →
-//! identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
+//! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with an identifier bonus) → relevance
+//! floor → identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
 //! legs on the resident copy or as Lance queries; this file only orchestrates.
 
 pub mod fusion;
@@ -92,9 +92,13 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
 /// similarity to the query, after the relevance floor and the identifier guard. Ties go to the chunk id.
 fn fuse(legs: Legs, query: &str, candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
-    let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
     let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
+    let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
+    if opts.answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) {
+        return Vec::new();
+    }
+    let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
         .rows
         .into_values()
