@@ -1,0 +1,161 @@
+"""The offline fusion lab: today's ranking and the candidate levers, simulated on the same pools, tuned on the
+tuning sets and reported on the held-out ones (`lab_sets`).
+
+    python -m benches.fusion_lab --n 1000 3000                 # every set, the named configs
+    python -m benches.fusion_lab --n 1000 --sweep              # the fusion grid on the tuning sets
+    python -m benches.fusion_lab --n 1000 --check-engine       # the lab's legs and ranking against the engine's
+
+A config is a fuser (`fusion.rrf` or `fusion.score_fusion` with its constants) and the engine's settings
+around it: leg depth (`candidates`), k, identifier guard, relevance floor, recency. `library` is what
+`Engine.recall(q)` does by default (depth 30, k 8, recency 30 days with `now` pinned to the history's end;
+LoCoMo: k 10, recency off, as `locomo_recall`), `service` what the MCP service does (depth 8, k 3, guard).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from . import fusion
+from .lab_corpus import LAB_OUT, Corpus
+from .lab_sets import QuerySet, build_pool, corpus_of, locomo_sets, synthetic_sets
+from .metrics import answer_pattern, turn_recall_table
+from .synthetic import synthetic_root
+
+Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    fuse: Fuser
+    depth: int = 30            # candidates per leg (the engine's `candidates`)
+    k: int = 8
+    guard: bool = False
+    floor: float | None = None
+    half_life: float = 30.0
+
+
+def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
+    return Config("rrf 0.3", lambda p: fusion.rrf(p, 0.3), depth, k, guard, floor)
+
+
+LIBRARY = today()
+SERVICE = today(depth=8, k=3, guard=True)
+
+
+def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config) -> list[int]:
+    p = pool.cut(cfg.depth)
+    k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
+    half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
+    return fusion.finish(p, cfg.fuse(p), cfg.depth, k, cfg.floor, cfg.guard, half_life)
+
+
+def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:
+    """hit@1/3/8 (answer sets), the share answered nothing (negatives), or turn recall (LoCoMo)."""
+    if qs.corpus == "locomo":
+        rows = []
+        for q, pool in zip(qs.queries, qs.pools, strict=True):
+            c = corpora[corpus_of(qs, q)]
+            turns = list(dict.fromkeys(c.rows[r].turn_uuid for r in rank(qs, pool, cfg)))
+            rows.append((q.category, turns, q.evidence))
+        table = turn_recall_table(rows, ks=(1, 5, 10))
+        return {"n": len(rows), **{cat: {m: round(v, 4) for m, v in t.items()} for cat, t in table.items()}}
+    c = corpora[qs.corpus]
+    if qs.queries[0].negative:
+        empty = sum(not rank(qs, p, cfg) for p in qs.pools)
+        return {"n": len(qs.pools), "nothing": empty / len(qs.pools)}
+    hits = {1: 0, 3: 0, 8: 0}
+    for q, pool in zip(qs.queries, qs.pools, strict=True):
+        pat = answer_pattern(q.answer)
+        ranked = rank(qs, pool, cfg)
+        first = next((i + 1 for i, r in enumerate(ranked) if pat.search(c.rows[r].text)), None)
+        for k in hits:
+            hits[k] += first is not None and first <= k
+    return {"n": len(qs.pools), **{f"hit@{k}": v / len(qs.pools) for k, v in hits.items()}}
+
+
+def headline(qs: QuerySet, result: dict) -> float:
+    """The one number a set is judged by: hit@3, the share of nothing, or LoCoMo turn recall@10."""
+    if qs.corpus == "locomo":
+        return result["ALL"]["turn_recall@10"]
+    return result.get("hit@3", result.get("nothing", 0.0))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+
+def load(ns: list[int], models, locomo: bool = True) -> tuple[list[QuerySet], dict[str, Corpus]]:
+    sets: list[QuerySet] = []
+    corpora: dict[str, Corpus] = {}
+    for n in ns:
+        for domain in ("ops", "home"):
+            t = time.perf_counter()
+            root = synthetic_root("ops" if domain == "ops" else "household", n)
+            corpora[f"{domain}-{n}"] = Corpus.load(root / "src", models, name=f"{domain}-{n}")
+            sets += synthetic_sets("ops" if domain == "ops" else "household", n)
+            print(f"{domain}-{n}: {len(corpora[f'{domain}-{n}'].rows):,} passages in {time.perf_counter() - t:.1f} s",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    if locomo:
+        lsets, srcs = locomo_sets()
+        for key, src in srcs.items():
+            corpora[key] = Corpus.load(src, models, name=key.replace("/", "-"))
+        sets += lsets
+    for qs in sets:
+        t = time.perf_counter()
+        qs.vectors = models.embed([q.text for q in qs.queries])
+        qs.pools = [build_pool(corpora[corpus_of(qs, q)], q.text, v, qs.now)
+                    for q, v in zip(qs.queries, qs.vectors, strict=True)]
+        print(f"{qs.name}: {len(qs.queries)} pools in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    return sets, corpora
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reports
+
+def table(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config]) -> tuple[str, list[dict]]:
+    head = "| set | split | " + " | ".join(c.name for c in configs) + " |\n|---|---|" + "---|" * len(configs) + "\n"
+    body, rows = "", []
+    for qs in sets:
+        cells = []
+        for cfg in configs:
+            r = evaluate(qs, corpora, cfg)
+            rows.append({"set": qs.name, "split": qs.split, "config": cfg.name, **r})
+            cells.append(cell(qs, r))
+        body += f"| {qs.name} | {qs.split} | " + " | ".join(cells) + " |\n"
+    return head + body, rows
+
+
+def cell(qs: QuerySet, r: dict) -> str:
+    if qs.corpus == "locomo":
+        a = r["ALL"]
+        return f"{100 * a['turn_recall@5']:.1f} / {100 * a['turn_recall@10']:.1f}"
+    if "nothing" in r:
+        return f"{100 * r['nothing']:.0f}% nothing"
+    return f"{100 * r['hit@1']:.0f} / {100 * r['hit@3']:.0f} / {100 * r['hit@8']:.0f}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benches.fusion_lab", description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000])
+    ap.add_argument("--no-locomo", action="store_true")
+    ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
+    args = ap.parse_args(argv)
+    from funes_py import Models
+
+    models = Models.load(embedder=args.embedder) if args.embedder else Models.load()
+    sets, corpora = load(args.n, models, locomo=not args.no_locomo)
+    configs = [LIBRARY, replace(LIBRARY, name="service (rrf 0.3, depth 8, k 3, guard)", depth=8, k=3, guard=True)]
+    md, rows = table(sets, corpora, configs)
+    print(md)
+    LAB_OUT.mkdir(parents=True, exist_ok=True)
+    (LAB_OUT / "lab-results.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
