@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import floor, locomo_recall, quality, speed, targets
+from . import floor, locomo_recall, meaning, quality, speed, targets
 from .harness import load_result, results_dir
 
 RESULTS_MD = Path(__file__).parent / "RESULTS.md"
@@ -27,9 +27,10 @@ TITLES = {
     "fresh": "Freshness: a new conversation until it is found",
     "locomo": "LoCoMo: turn-level recall",
     "floor": "Relevance floor: saying nothing to questions with no answer",
+    "meaning": "Recall by meaning: reworded questions, out-of-domain negatives, a held-out domain",
     "charts": "Charts",
 }
-PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "charts")
+PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "meaning", "charts")
 HEADER = ("# Benchmark results\n\nWritten by `python -m benches.results` from the JSON files of "
           "`python -m benches.run` (see benches/README.md for what is timed and what is excluded). Read the "
           "ratios, not the floors: the machine is shared and absolute times move between runs.\n")
@@ -72,6 +73,8 @@ def render_part(name: str, data: dict, chart_base: str = "charts") -> str:
         body = locomo_recall.render(data)
     elif name == "floor":
         body = floor.render(data)
+    elif name == "meaning":
+        body = meaning.render(data)
     elif name == "charts":
         body = "".join(f"![{k}]({chart_base}/{Path(v).name})\n\n" for k, v in data.get("files", {}).items())
     else:
