@@ -80,6 +80,7 @@ class Corpus:
     scales: np.ndarray = field(init=False)
     bm25: Bm25 = field(init=False)
     sessions: dict[str, list[int]] = field(init=False)
+    extra: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.codes, self.scales = encode(self.vectors)
@@ -93,13 +94,27 @@ class Corpus:
     @classmethod
     def load(cls, src: Path, models, name: str | None = None) -> Corpus:
         rows = read_rows(Path(src))
-        return cls(name or Path(src).parent.name, rows, embed_cached(models, [r.text for r in rows], str(src)))
+        name = name or Path(src).parent.name
+        return cls(name, rows, embed_cached(models, [r.text for r in rows], name))
 
-    def cosines(self, qv: np.ndarray) -> np.ndarray:
-        """The int8 cosine estimate of every row against one query vector."""
+    def add_keys(self, key: str, texts: list[str], models) -> None:
+        """A second vector per row (`texts[i]` for row i): the dense leg then scores a row by the best of
+        its keys (`cosines(qv, keys)`)."""
+        codes, scales = encode(embed_cached(models, texts, f"{self.name}-{key}"))
+        self.extra[key] = (codes.astype(np.float32), scales)
+
+    def cosines(self, qv: np.ndarray, keys: tuple[str, ...] = ("turn",)) -> np.ndarray:
+        """The int8 cosine estimate of every row against one query vector: the best over `keys` ("turn": the
+        passage itself; others added by `add_keys`)."""
         qc, qs = encode(qv[None, :])
-        dots = self._codes_f @ qc[0].astype(np.float32)
-        return dots * self.scales * qs[0]
+        q = qc[0].astype(np.float32)
+        best = None
+        for key in keys:
+            codes, scales = (self._codes_f, self.scales) if key == "turn" else self.extra[key]
+            sims = (codes @ q) * scales * qs[0]
+            best = sims if best is None else np.maximum(best, sims)
+        assert best is not None
+        return best
 
     def dense(self, qv: np.ndarray, n: int) -> list[tuple[int, float]]:
         """The n rows nearest the query, best first; ties to the lower row (`dense::top_n`)."""
@@ -108,12 +123,12 @@ class Corpus:
         return [(int(i), float(sims[i])) for i in top]
 
 
-def embed_cached(models, texts: list[str], key: str) -> np.ndarray:
+def embed_cached(models, texts: list[str], name: str) -> np.ndarray:
     """Vectors of `texts` with `models`' embedder, each distinct text embedded once, cached on disk by the
     embedder's stamp and the texts' hash (a changed corpus or model embeds again)."""
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
     stamp = hashlib.sha256(models.embedder_stamp.encode()).hexdigest()[:12]
-    path = LAB_OUT / "vectors" / f"{Path(key).parent.name}-{digest}-{stamp}.npy"
+    path = LAB_OUT / "vectors" / f"{name}-{digest}-{stamp}.npy"
     if path.exists():
         return np.load(path)
     unique = list(dict.fromkeys(texts))

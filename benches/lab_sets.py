@@ -93,12 +93,14 @@ def corpus_of(qs: QuerySet, q: Query) -> str:
     return q.answer if qs.corpus == "locomo" and q.answer else qs.corpus
 
 
-def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None, depth: int = DEPTH) -> Pool:
-    """Both legs at `depth`, with both raw scores for every row of the union."""
-    sims = corpus.cosines(qv)
+def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None, depth: int = DEPTH,
+               keys: tuple[str, ...] = ("turn",), scores: dict[int, float] | None = None) -> Pool:  # fmt: skip
+    """Both legs at `depth`, with both raw scores for every row of the union. `keys`: the vectors the dense
+    leg scores a row by (best of); `scores`: BM25 scores to use instead of the query's own (expansion)."""
+    sims = corpus.cosines(qv, keys)
     order = np.argsort(-sims, kind="stable")[:depth]
     dense = [(int(i), float(sims[i])) for i in order]
-    scores = corpus.bm25.scores(query)
+    scores = corpus.bm25.scores(query) if scores is None else scores
     bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
     rows = {r for r, _ in dense} | {r for r, _ in bm25}
     wanted = set(id_terms(query))

@@ -152,15 +152,23 @@ class Bm25:
         self.n = len(self.doc_len)
         self.avgdl = sum(self.doc_len) / self.n if self.n else 0.0
 
-    def scores(self, query: str) -> dict[int, float]:
-        """Every document sharing a term with the query, with its BM25 score."""
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str, extra: dict[str, float] | None = None) -> dict[int, float]:
+        """Every document sharing a term with the query, with its BM25 score; `extra` adds terms with a
+        weight each (query expansion)."""
         out: dict[int, float] = defaultdict(float)
-        for t in query_terms(query):
+        weights = dict.fromkeys(query_terms(query), 1.0)
+        for t, w in (extra or {}).items():
+            weights.setdefault(t, w)
+        for t, qw in weights.items():
             plist = self.postings.get(t)
             if not plist:
                 continue
             idf = math.log(1.0 + (self.n - len(plist) + 0.5) / (len(plist) + 0.5))
-            w = idf * (K1 + 1.0)
+            w = qw * idf * (K1 + 1.0)
             for d, tf in plist:
                 norm = K1 * (1.0 - B + B * self.doc_len[d] / self.avgdl)
                 out[d] += w * tf / (tf + norm)
