@@ -31,6 +31,10 @@ class Pool:
     id_count: dict[int, int] = field(default_factory=dict)   # wanted identifiers each row contains
     wanted: int = 0                          # identifiers the query names
     age_days: dict[int, float] = field(default_factory=dict)  # for recency; absent rows count as fresh
+    chunk_id: dict[int, str] = field(default_factory=dict)   # the engine's chunk ids: its tie-breaker
+
+    def tie(self, r: int) -> str:
+        return self.chunk_id.get(r) or f"{r:016d}"
 
     def cut(self, depth: int) -> Pool:
         """The pool as a leg depth of `depth` would have found it."""
@@ -38,7 +42,7 @@ class Pool:
         rows = {r for r, _ in d} | {r for r, _ in b}
         return Pool(d, b, {r: self.cos[r] for r in rows}, {r: self.bm[r] for r in rows},
                     {r: c for r, c in self.id_count.items() if r in rows}, self.wanted,
-                    {r: a for r, a in self.age_days.items() if r in rows})  # fmt: skip
+                    {r: a for r, a in self.age_days.items() if r in rows}, self.chunk_id)  # fmt: skip
 
 
 def competition_ranks(scores: Sequence[float]) -> list[int]:
@@ -75,7 +79,7 @@ def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, 
     if guard and pool.wanted:
         kept = [(r, s) for r, s in kept if pool.id_count.get(r, 0) > 0]
     kept = [(r, s * recency_factor(pool.age_days.get(r), half_life_days)) for r, s in kept]
-    kept.sort(key=lambda x: (-x[1], x[0]))
+    kept.sort(key=lambda x: (-x[1], pool.tie(x[0])))
     return [r for r, _ in kept[:k]]
 
 
@@ -91,7 +95,7 @@ def rrf(pool: Pool, dense_weight: float = 0.3, k: float = RRF_K) -> list[tuple[i
             e = acc.setdefault(r, [0.0, math.inf])
             e[0] += w / (k + rank)
             e[1] = min(e[1], rank)
-    return sorted(((r, s) for r, (s, _) in acc.items()), key=lambda x: (-x[1], acc[x[0]][1], x[0]))
+    return sorted(((r, s) for r, (s, _) in acc.items()), key=lambda x: (-x[1], acc[x[0]][1], pool.tie(x[0])))
 
 
 def _normalise(values: dict[int, float], over: Sequence[float], how: str) -> dict[int, float]:
@@ -128,5 +132,5 @@ def score_fusion(pool: Pool, alpha: float, norm: str = "minmax", dense_norm: str
         if pool.wanted and id_bonus:
             s += id_bonus * pool.id_count.get(r, 0) / pool.wanted
         out.append((r, s))
-    out.sort(key=lambda x: (-x[1], x[0]))
+    out.sort(key=lambda x: (-x[1], pool.tie(x[0])))
     return out

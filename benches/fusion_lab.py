@@ -14,7 +14,9 @@ LoCoMo: k 10, recency off, as `locomo_recall`), `service` what the MCP service d
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import pickle
 import sys
 import time
 from collections.abc import Callable
@@ -108,8 +110,16 @@ def load(ns: list[int], models, locomo: bool = True) -> tuple[list[QuerySet], di
     for qs in sets:
         t = time.perf_counter()
         qs.vectors = models.embed([q.text for q in qs.queries])
-        qs.pools = [build_pool(corpora[corpus_of(qs, q)], q.text, v, qs.now)
-                    for q, v in zip(qs.queries, qs.vectors, strict=True)]
+        key = hashlib.sha256(repr([(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+                             + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
+        cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
+        if cache.exists():
+            qs.pools = pickle.loads(cache.read_bytes())
+        else:
+            qs.pools = [build_pool(corpora[corpus_of(qs, q)], q.text, v, qs.now)
+                        for q, v in zip(qs.queries, qs.vectors, strict=True)]  # fmt: skip
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(pickle.dumps(qs.pools))
         print(f"{qs.name}: {len(qs.queries)} pools in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
     return sets, corpora
 
@@ -139,16 +149,113 @@ def cell(qs: QuerySet, r: dict) -> str:
     return f"{100 * r['hit@1']:.0f} / {100 * r['hit@3']:.0f} / {100 * r['hit@8']:.0f}"
 
 
+# ---------------------------------------------------------------------------------------------------
+# Tuning
+
+def score_config(alpha: float, norm: str, id_bonus: float, depth: int, dense_norm: str | None = None,
+                 k: int = 8, guard: bool = False) -> Config:  # fmt: skip
+    name = f"score a={alpha:g} {norm}{'/' + dense_norm if dense_norm else ''} id={id_bonus:g} d={depth}"
+    return Config(name, lambda p: fusion.score_fusion(p, alpha, norm, dense_norm, id_bonus), depth, k, guard)
+
+
+def grid() -> list[Config]:
+    out = []
+    for depth in (30, 50, 100):
+        for norm, dense_norm in (("minmax", None), ("max", None), ("z", None), ("max", "raw"), ("minmax", "raw")):
+            for alpha in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+                for id_bonus in (0.0, 0.2, 0.5, 1.0):
+                    out.append(score_config(alpha, norm, id_bonus, depth, dense_norm))
+    return out
+
+
+def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config], top: int = 15) -> str:
+    """Each config's headline on every tuning set with answers, against today's ranking; ranked by the mean
+    gain, among configs that lose at most a point on no set."""
+    tuning = [s for s in sets if s.split == "tuning" and not s.queries[0].negative]
+    base = {s.name: headline(s, evaluate(s, corpora, LIBRARY)) for s in tuning}
+    scored = []
+    for cfg in configs:
+        h = {s.name: headline(s, evaluate(s, corpora, cfg)) for s in tuning}
+        gain = sum(h[n] - base[n] for n in h) / len(h)
+        worst = min(h[n] - base[n] for n in h)
+        scored.append((worst >= -0.01, gain, cfg.name, h))
+    scored.sort(key=lambda x: (not x[0], -x[1]))
+    names = [s.name for s in tuning]
+    out = "| config | mean gain | " + " | ".join(names) + " |\n|---|---|" + "---|" * len(names) + "\n"
+    out += "| today (rrf 0.3, d=30) | – | " + " | ".join(f"{100 * base[n]:.1f}" for n in names) + " |\n"
+    for ok, gain, name, h in scored[:top]:
+        out += (f"| {name}{'' if ok else ' (loses > 1 pt somewhere)'} | {100 * gain:+.1f} | "
+                + " | ".join(f"{100 * h[n]:.1f}" for n in names) + " |\n")
+    return out
+
+
+def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit: int = 100) -> str:
+    """How often the lab's reproduction of today's ranking equals the engine's own answer (the same turns in
+    the same order), and how much the legs' top 30 overlap, per set."""
+    from funes_py import Engine
+
+    from .harness import indexed_history
+    from .locomo import load as load_locomo
+    from .locomo_recall import _memory
+    from .meaning import indexed_household
+
+    engines: dict[str, Engine] = {}
+
+    def engine(corpus: str):
+        if corpus not in engines:
+            kind, _, rest = corpus.partition("-")
+            if kind == "ops":
+                engines[corpus] = Engine(indexed_history(int(rest))[1], models)
+            elif kind == "home":
+                engines[corpus] = Engine(indexed_household(int(rest))[1], models)
+            else:
+                conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
+                engines[corpus] = _memory(models, conv, keep_index=False)[0]
+        return engines[corpus]
+
+    out = "| set | same top k | dense top 30 overlap | bm25 top 30 overlap |\n|---|---|---|---|\n"
+    for qs in sets:
+        if qs.queries[0].negative:
+            continue
+        same = dense = bm25 = 0
+        pairs = list(zip(qs.queries, qs.pools, strict=True))[:limit]
+        for q, pool in pairs:
+            c = corpus_of(qs, q)
+            rows, eng = corpora[c].rows, engine(c)
+            k = 10 if qs.corpus == "locomo" else 8
+            hl = 0.0 if qs.corpus == "locomo" else 30.0
+            lab = [rows[r].turn_uuid for r in rank(qs, pool, LIBRARY)]
+            got = [h.turn_uuid for h in eng.recall(q.text, k=k, neighbors=0, half_life_days=hl, now=qs.now)]
+            same += lab == got
+            for leg, store in (("dense", pool.dense), ("bm25", pool.bm25)):
+                theirs = {h.turn_uuid for h in eng.recall(q.text, k=30, candidates=30, neighbors=0,
+                                                          half_life_days=0.0, legs=leg)}  # fmt: skip
+                mine = {rows[r].turn_uuid for r, _ in store[:30]}
+                share = len(theirs & mine) / max(1, len(mine))
+                dense, bm25 = (dense + share, bm25) if leg == "dense" else (dense, bm25 + share)
+        n = len(pairs)
+        out += f"| {qs.name} | {100 * same / n:.0f}% | {100 * dense / n:.1f}% | {100 * bm25 / n:.1f}% |\n"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benches.fusion_lab", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000])
     ap.add_argument("--no-locomo", action="store_true")
     ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
+    ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
+    ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
     args = ap.parse_args(argv)
     from funes_py import Models
 
     models = Models.load(embedder=args.embedder) if args.embedder else Models.load()
     sets, corpora = load(args.n, models, locomo=not args.no_locomo)
+    if args.check_engine:
+        print(check_engine(sets, corpora, models))
+        return 0
+    if args.sweep:
+        print(sweep(sets, corpora, grid()))
+        return 0
     configs = [LIBRARY, replace(LIBRARY, name="service (rrf 0.3, depth 8, k 3, guard)", depth=8, k=3, guard=True)]
     md, rows = table(sets, corpora, configs)
     print(md)

@@ -38,6 +38,12 @@ class Row:
     role: str
     text: str
     context: str = ""
+    chunk_id: str = ""
+
+
+def chunk_id(session_id: str, turn_uuid: str, block_idx: int, split_idx: int = 0) -> str:
+    """`chunk::chunk_id`: the first 8 bytes of sha1("session:turn:block:split"), in hex."""
+    return hashlib.sha1(f"{session_id}:{turn_uuid}:{block_idx}:{split_idx}".encode()).hexdigest()[:16]
 
 
 def read_rows(src: Path) -> list[Row]:
@@ -48,14 +54,16 @@ def read_rows(src: Path) -> list[Row]:
         msgs.sort(key=lambda m: (m["session_id"], m["seq"]))
         prev: dict[str, str] = {}
         for m in msgs:
-            texts = [b["text"].strip() for b in m["blocks"] if b.get("block_type") == "text" and b["text"].strip()]
-            for t in texts:
+            texts = [(i, b["text"].strip()) for i, b in enumerate(m["blocks"])
+                     if b.get("block_type") == "text" and b["text"].strip()]  # fmt: skip
+            for _, t in texts:
                 if len(t) > MAX_CHARS:
                     raise ValueError(f"{path}: turn {m['turn_uuid']} is longer than {MAX_CHARS} characters; "
                                      "the lab does not split passages")  # fmt: skip
             context = tail_at_word(prev[m["session_id"]]) if m["session_id"] in prev else ""
-            rows += [Row(m["session_id"], m["turn_uuid"], m["seq"], m["ts"], m["role"], t, context) for t in texts]
-            prev[m["session_id"]] = "\n".join(texts)
+            rows += [Row(m["session_id"], m["turn_uuid"], m["seq"], m["ts"], m["role"], t, context,
+                         chunk_id(m["session_id"], m["turn_uuid"], i)) for i, t in texts]  # fmt: skip
+            prev[m["session_id"]] = "\n".join(t for _, t in texts)
     return rows
 
 

@@ -111,4 +111,5 @@ def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None,
             ts = datetime.fromisoformat(corpus.rows[r].ts.replace("Z", "+00:00"))
             ages[r] = (now - ts).total_seconds() / 86400
     return Pool(dense, bm25, {r: float(sims[r]) for r in rows}, {r: scores.get(r, 0.0) for r in rows},
-                {r: c for r, c in id_count.items() if c}, len(wanted), ages)  # fmt: skip
+                {r: c for r, c in id_count.items() if c}, len(wanted), ages,
+                {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
