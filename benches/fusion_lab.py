@@ -21,10 +21,11 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from . import fusion
 from .lab_corpus import LAB_OUT, Corpus
-from .lab_sets import QuerySet, build_pool, corpus_of, locomo_sets, synthetic_sets
+from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
 from .metrics import answer_pattern, turn_recall_table
 from .synthetic import synthetic_root
 
@@ -91,33 +92,63 @@ def headline(qs: QuerySet, result: dict) -> float:
 # ---------------------------------------------------------------------------------------------------
 # Loading
 
-def load(ns: list[int], models, locomo: bool = True) -> tuple[list[QuerySet], dict[str, Corpus]]:
+def open_engine(corpus: str, models, keep_index: bool = False):
+    """The engine's memory of a lab corpus ("ops-1000", "home-1000", "locomo/conv-26"), indexed if needed."""
+    from funes_py import Engine
+
+    from .harness import indexed_history
+    from .locomo import load as load_locomo
+    from .locomo_recall import _memory
+    from .meaning import indexed_household
+
+    kind, _, rest = corpus.partition("-")
+    if kind == "ops":
+        return Engine(indexed_history(int(rest), keep_index=keep_index)[1], models)
+    if kind == "home":
+        return Engine(indexed_household(int(rest), keep_index=keep_index)[1], models)
+    conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
+    return _memory(models, conv, keep_index)[0]
+
+
+def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tuple[list[QuerySet], dict[str, Corpus]]:
+    """Every set and corpus, each query's pool computed (or read from the cache). `source` "lab": the dense
+    leg from the lab's own vectors (the corpus is embedded once); "engine": from the engine's memory of the
+    same passages (`lab_sets.engine_pool`: nothing embedded but the queries; the memory is indexed if
+    missing)."""
     sets: list[QuerySet] = []
-    corpora: dict[str, Corpus] = {}
+    srcs: dict[str, Path] = {}
     for n in ns:
-        for domain in ("ops", "home"):
-            t = time.perf_counter()
-            root = synthetic_root("ops" if domain == "ops" else "household", n)
-            corpora[f"{domain}-{n}"] = Corpus.load(root / "src", models, name=f"{domain}-{n}")
-            sets += synthetic_sets("ops" if domain == "ops" else "household", n)
-            print(f"{domain}-{n}: {len(corpora[f'{domain}-{n}'].rows):,} passages in {time.perf_counter() - t:.1f} s",
-                  file=sys.stderr, flush=True)  # fmt: skip
+        for domain, gen in (("ops", "ops"), ("home", "household")):
+            srcs[f"{domain}-{n}"] = synthetic_root(gen, n) / "src"
+            sets += synthetic_sets(gen, n)
     if locomo:
-        lsets, srcs = locomo_sets()
-        for key, src in srcs.items():
-            corpora[key] = Corpus.load(src, models, name=key.replace("/", "-"))
+        lsets, lsrcs = locomo_sets()
+        srcs |= lsrcs
         sets += lsets
+    corpora: dict[str, Corpus] = {}
+    for key, src in srcs.items():
+        t = time.perf_counter()
+        corpora[key] = Corpus.load(src, models, name=key.replace("/", "-"), embed=source == "lab")
+        print(f"{key}: {len(corpora[key].rows):,} passages in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    engines: dict[str, object] = {}
     for qs in sets:
         t = time.perf_counter()
         qs.vectors = models.embed([q.text for q in qs.queries])
-        key = hashlib.sha256(repr([(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+        key = hashlib.sha256(repr([source] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
                              + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
         cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
         if cache.exists():
             qs.pools = pickle.loads(cache.read_bytes())
         else:
-            qs.pools = [build_pool(corpora[corpus_of(qs, q)], q.text, v, qs.now)
-                        for q, v in zip(qs.queries, qs.vectors, strict=True)]  # fmt: skip
+            qs.pools = []
+            for q, v in zip(qs.queries, qs.vectors, strict=True):
+                c = corpus_of(qs, q)
+                if source == "lab":
+                    qs.pools.append(build_pool(corpora[c], q.text, v, qs.now))
+                else:
+                    if c not in engines:
+                        engines[c] = open_engine(c, models)
+                    qs.pools.append(engine_pool(engines[c], corpora[c], q.text, qs.now))
             cache.parent.mkdir(parents=True, exist_ok=True)
             cache.write_bytes(pickle.dumps(qs.pools))
         print(f"{qs.name}: {len(qs.queries)} pools in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
@@ -192,25 +223,11 @@ def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config
 def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit: int = 100) -> str:
     """How often the lab's reproduction of today's ranking equals the engine's own answer (the same turns in
     the same order), and how much the legs' top 30 overlap, per set."""
-    from funes_py import Engine
-
-    from .harness import indexed_history
-    from .locomo import load as load_locomo
-    from .locomo_recall import _memory
-    from .meaning import indexed_household
-
-    engines: dict[str, Engine] = {}
+    engines: dict[str, object] = {}
 
     def engine(corpus: str):
         if corpus not in engines:
-            kind, _, rest = corpus.partition("-")
-            if kind == "ops":
-                engines[corpus] = Engine(indexed_history(int(rest))[1], models)
-            elif kind == "home":
-                engines[corpus] = Engine(indexed_household(int(rest))[1], models)
-            else:
-                conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
-                engines[corpus] = _memory(models, conv, keep_index=False)[0]
+            engines[corpus] = open_engine(corpus, models)
         return engines[corpus]
 
     out = "| set | same top k | dense top 30 overlap | bm25 top 30 overlap |\n|---|---|---|---|\n"
@@ -245,11 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
     ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
     ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
+    ap.add_argument("--source", choices=("lab", "engine"), default="lab",
+                    help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
     args = ap.parse_args(argv)
     from funes_py import Models
 
     models = Models.load(embedder=args.embedder) if args.embedder else Models.load()
-    sets, corpora = load(args.n, models, locomo=not args.no_locomo)
+    sets, corpora = load(args.n, models, locomo=not args.no_locomo, source=args.source)
     if args.check_engine:
         print(check_engine(sets, corpora, models))
         return 0

@@ -83,7 +83,7 @@ def encode(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class Corpus:
     name: str
     rows: list[Row]
-    vectors: np.ndarray                      # float32, one row per passage (the model's output)
+    vectors: np.ndarray | None               # float32, one row per passage (the model's); None: not embedded
     codes: np.ndarray = field(init=False)
     scales: np.ndarray = field(init=False)
     bm25: Bm25 = field(init=False)
@@ -91,19 +91,24 @@ class Corpus:
     extra: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.codes, self.scales = encode(self.vectors)
-        # Code dot products are integers below 384 * 127 * 127 < 2^24, so float32 holds them exactly.
-        self._codes_f = self.codes.astype(np.float32)
+        if self.vectors is not None:
+            self.codes, self.scales = encode(self.vectors)
+            # Code dot products are integers below 384 * 127 * 127 < 2^24, so float32 holds them exactly.
+            self._codes_f = self.codes.astype(np.float32)
         self.bm25 = Bm25([(r.text, r.context) for r in self.rows])
         self.sessions = {}
+        self.by_turn: dict[str, int] = {}
         for i, r in enumerate(self.rows):
             self.sessions.setdefault(r.session_id, []).append(i)
+            self.by_turn.setdefault(r.turn_uuid, i)
 
     @classmethod
-    def load(cls, src: Path, models, name: str | None = None) -> Corpus:
+    def load(cls, src: Path, models, name: str | None = None, embed: bool = True) -> Corpus:
+        """The passages under `src`; their vectors too when `embed` (else the dense leg comes from the
+        engine's memory: `lab_sets.engine_pool`)."""
         rows = read_rows(Path(src))
         name = name or Path(src).parent.name
-        return cls(name, rows, embed_cached(models, [r.text for r in rows], name))
+        return cls(name, rows, embed_cached(models, [r.text for r in rows], name) if embed else None)
 
     def add_keys(self, key: str, texts: list[str], models) -> None:
         """A second vector per row (`texts[i]` for row i): the dense leg then scores a row by the best of

@@ -108,8 +108,35 @@ def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None,
     ages = {}
     if now is not None:
         for r in rows:
-            ts = datetime.fromisoformat(corpus.rows[r].ts.replace("Z", "+00:00"))
+            ts = datetime.fromisoformat(corpus.rows[r].ts)
             ages[r] = (now - ts).total_seconds() / 86400
     return Pool(dense, bm25, {r: float(sims[r]) for r in rows}, {r: scores.get(r, 0.0) for r in rows},
+                {r: c for r, c in id_count.items() if c}, len(wanted), ages,
+                {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
+
+
+def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: int = DEPTH) -> Pool:
+    """`build_pool` with the dense leg asked of the engine's memory of the same passages instead of the lab's
+    own vectors (no embedding of the corpus): the engine's dense top `depth` with their cosine estimates,
+    the lab's BM25 top `depth`, and the engine's cosine of those (a recall computes it for every candidate).
+    `check_engine` shows both legs agree with the lab's own at 1,000 conversations. One passage per turn."""
+    hits = eng.recall(query, legs="dense", k=depth, candidates=depth, neighbors=0, half_life_days=0.0)
+    dense = [(corpus.by_turn[h.turn_uuid], float(h.similarity)) for h in hits]
+    scores = corpus.bm25.scores(query)
+    bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
+    cos = dict(dense)
+    if any(r not in cos for r, _ in bm25):
+        for h in eng.recall(query, legs="bm25", k=depth, candidates=depth, neighbors=0, half_life_days=0.0):
+            cos.setdefault(corpus.by_turn[h.turn_uuid], float(h.similarity))
+    bm25 = [(r, s) for r, s in bm25 if r in cos]   # a BM25 tie at the cut the engine broke the other way
+    rows = {r for r, _ in dense} | {r for r, _ in bm25}
+    wanted = set(id_terms(query))
+    id_count = {r: len(wanted & set(id_terms(corpus.rows[r].text))) for r in rows} if wanted else {}
+    ages = {}
+    if now is not None:
+        for r in rows:
+            ts = datetime.fromisoformat(corpus.rows[r].ts)
+            ages[r] = (now - ts).total_seconds() / 86400
+    return Pool(dense, bm25, {r: cos[r] for r in rows}, {r: scores.get(r, 0.0) for r in rows},
                 {r: c for r, c in id_count.items() if c}, len(wanted), ages,
                 {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
