@@ -122,7 +122,9 @@ def score_fusion(pool: Pool, alpha: float, norm: str = "minmax", dense_norm: str
                  id_bonus: float = 0.0) -> list[tuple[int, float]]:  # fmt: skip
     """`alpha` × normalised cosine + (1 − alpha) × normalised BM25 + `id_bonus` × share of the query's
     identifiers the row names, over the union of both legs. Each leg is normalised by its own top list
-    (`norm`, or `dense_norm` for the dense leg), so a leg's confident lead counts, not only its order."""
+    (`norm`, or `dense_norm` for the dense leg), so a leg's confident lead counts, not only its order.
+    Returned as exp(fused): positive, in the same order, so recency's factor (at most 1 − RECENCY_SHARE)
+    moves a fused score by at most ln(1 − 0.02) ≈ −0.02 whatever its sign."""
     rows = list(pool.cos)
     nd = _normalise({r: pool.cos[r] for r in rows}, [s for _, s in pool.dense], dense_norm or norm)
     nb = _normalise({r: pool.bm[r] for r in rows}, [s for _, s in pool.bm25], norm)
@@ -131,6 +133,6 @@ def score_fusion(pool: Pool, alpha: float, norm: str = "minmax", dense_norm: str
         s = alpha * nd[r] + (1.0 - alpha) * nb[r]
         if pool.wanted and id_bonus:
             s += id_bonus * pool.id_count.get(r, 0) / pool.wanted
-        out.append((r, s))
+        out.append((r, math.exp(s)))
     out.sort(key=lambda x: (-x[1], pool.tie(x[0])))
     return out
