@@ -16,7 +16,6 @@ import numpy as np
 from .lab_corpus import Corpus
 from .lexical import analyse, query_terms
 
-
 # ---------------------------------------------------------------------------------------------------
 # Keys: the texts a row can be embedded as, besides its own.
 
