@@ -136,3 +136,11 @@ def score_fusion(pool: Pool, alpha: float, norm: str = "minmax", dense_norm: str
         out.append((r, math.exp(s)))
     out.sort(key=lambda x: (-x[1], pool.tie(x[0])))
     return out
+
+
+def lance_view(pool: Pool) -> Pool:
+    """The pool as the Lance path (`exact`, or no resident copy) sees it: Lance's BM25 gives no score to a
+    row outside its list, so such a row scores 0 (the spec's rule), not its true BM25 value."""
+    listed = {r for r, _ in pool.bm25}
+    bm = {r: (s if r in listed else 0.0) for r, s in pool.bm.items()}
+    return Pool(pool.dense, pool.bm25, pool.cos, bm, pool.id_count, pool.wanted, pool.age_days, pool.chunk_id)

@@ -36,11 +36,12 @@ Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
 class Config:
     name: str
     fuse: Fuser
-    depth: int = 30            # candidates per leg (the engine's `candidates`)
+    depth: int = 30            # rows per leg before fusion (today: the engine's `candidates`)
     k: int = 8
     guard: bool = False
     floor: float | None = None
     half_life: float = 30.0
+    candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
 
 
 def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
@@ -51,23 +52,29 @@ LIBRARY = today()
 SERVICE = today(depth=8, k=3, guard=True)
 
 
-def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
+def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | None = None,
+             candidates: int = 30) -> Config:  # fmt: skip
     """The lever kept (tuned on the tuning sets, see `sweep`): score fusion, z-scores per leg over its own
-    top 100, dense weight 0.3, identifier bonus 0.5."""
-    return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, 0.3, "z", None, 0.5), depth, k, guard, floor)
+    top 100, dense weight 0.3, identifier bonus 0.5; the fused list cut to `candidates` as today."""
+    return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, 0.3, "z", None, 0.5), depth, k, guard, floor,
+                  candidates=candidates)  # fmt: skip
 
 
 NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
          replace(proposal(), name="library proposal (score z 0.3, id 0.5, depth 100)"),
          replace(SERVICE, name="service today (rrf, depth 8, k 3, guard)"),
-         replace(proposal(k=3, guard=True), name="service proposal (score, depth 100, k 3, guard)")]
+         replace(proposal(k=3, guard=True, candidates=8), name="service proposal (score, depth 100, candidates 8, k 3, guard)")]
+
+
+LANCE = replace(proposal(), name="library proposal, Lance path (absent BM25 = 0)",
+                fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), 0.3, "z", None, 0.5))
 
 
 def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config) -> list[int]:
     p = pool.cut(cfg.depth)
     k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
     half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
-    return fusion.finish(p, cfg.fuse(p), cfg.depth, k, cfg.floor, cfg.guard, half_life)
+    return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life)
 
 
 def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:
@@ -105,21 +112,19 @@ def headline(qs: QuerySet, result: dict) -> float:
 # Loading
 
 def open_engine(corpus: str, models, keep_index: bool = False):
-    """The engine's memory of a lab corpus ("ops-1000", "home-1000", "locomo/conv-26"), indexed if needed."""
+    """The engine's memory of a lab corpus ("ops-1000", "home-1000", "locomo/conv-26") with `models`'
+    embedder (the memories `benches.meaning` measures), indexed if needed."""
     from funes_py import Engine
 
-    from .harness import indexed_history
     from .locomo import load as load_locomo
-    from .locomo_recall import _memory
-    from .meaning import indexed_household
+    from .meaning import embedder_of, indexed_household, indexed_ops, locomo_memory
 
     kind, _, rest = corpus.partition("-")
-    if kind == "ops":
-        return Engine(indexed_history(int(rest), keep_index=keep_index)[1], models)
-    if kind == "home":
-        return Engine(indexed_household(int(rest), keep_index=keep_index)[1], models)
+    if kind in ("ops", "home"):
+        indexed = indexed_ops if kind == "ops" else indexed_household
+        return Engine(indexed(int(rest), embedder_of(models), keep_index)[1], models)
     conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
-    return _memory(models, conv, keep_index)[0]
+    return locomo_memory(models, conv, keep_index)
 
 
 def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tuple[list[QuerySet], dict[str, Corpus]]:
@@ -277,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
     ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
     ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
+    ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
     args = ap.parse_args(argv)
@@ -290,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         print(sweep(sets, corpora, grid()))
         return 0
-    md, rows = table(sets, corpora, NAMED)
+    md, rows = table(sets, corpora, [NAMED[1], LANCE] if args.lance else NAMED)
     print(md)
     LAB_OUT.mkdir(parents=True, exist_ok=True)
     (LAB_OUT / "lab-results.json").write_text(json.dumps(rows, indent=1))

@@ -1,7 +1,7 @@
 """Recall by meaning (issue 13): close and reworded questions, out-of-domain negatives and LoCoMo, each through
 the library's defaults and the recall service's, on a tuning domain and a held-out one.
 
-    python -m benches.run --parts meaning --n 1000 3000
+    python -m benches.run --parts meaning --n 1000 3000 [--embedder NAME] [--keep-index]
 
 Sets (see `lab_sets` for the split): the operations history (`benches.history`) with its close questions
 (`long`) and `benches.reworded`'s reworded ones and out-of-domain negatives: the tuning domain; the household
@@ -10,9 +10,11 @@ What each row asks of the engine (recency's `now` pinned to the history's last d
 * `library`: `recall(q, k=8, now=END)`, everything else the library's defaults (hybrid, candidates 30,
   recency 30 days, neighbours 1); `library dense` / `library bm25`: the same with one leg;
 * `service`: the MCP service's recall arguments (`server.service._recall_kwargs(ServiceConfig())`: k 3,
-  candidates 8, identifier guard, no floor unless one is configured), `now=END`. The service loads the
-  int8 embedder; these memories are indexed with the library's (fp32), so this row isolates the recall
-  arguments (the int8 model's own effect is measured in `benches.int8`).
+  candidates 8, identifier guard, no floor unless one is configured), `now=END`;
+* `service + floor`: the same with `min_similarity=RELEVANCE_FLOOR` (the floor calibrated for the MCP tool,
+  `benches/fusion_spec.md`, "Relevance floor").
+Every row uses one embedder (default: the service's int8 MiniLM, where the library's default is heading);
+its memories are cached per model under `<history>/meaning-<model>/` and `benches/out/locomo-<model>/`.
 A hit is the answer as a whole token in a returned passage's own text; "nothing" is an empty answer.
 """
 
@@ -25,9 +27,9 @@ import time
 from pathlib import Path
 
 from . import household
-from .harness import cache_is_current, indexed_history, mark_current, pct, read_jsonl
+from .harness import cache_is_current, mark_current, pct, read_jsonl
 from .history import HISTORY_END
-from .latency import run_child
+from .latency import OUT, run_child
 from .locomo import CATEGORY_ORDER
 from .locomo import load as load_locomo
 from .locomo_recall import returned_turns
@@ -36,36 +38,84 @@ from .synthetic import synthetic_root
 
 DOMAINS = {"ops": ("tuning", HISTORY_END), "home": ("held-out", household.HISTORY_END)}
 LOCOMO_SPLIT = 5   # conversations 1-5 tune, the rest are held out
+# The MCP tool's relevance floor for the default (int8 MiniLM) embedder, calibrated on the tuning sets
+# (`benches/fusion_spec.md`, "Relevance floor"); measured here on every set as the `service + floor` row.
+RELEVANCE_FLOOR = 0.3
 
 
 def service_kwargs() -> dict:
-    """What the MCP service passes to `Engine.recall` with its default configuration."""
-    from funes_py.server.config import ServiceConfig
-    from funes_py.server.service import _recall_kwargs
+    """What the MCP service passes to `Engine.recall` with its default configuration: the fields of its
+    `RecallOptions` that differ from the library's."""
+    import dataclasses
 
-    return _recall_kwargs(ServiceConfig())
+    from funes_py import RecallOptions
+    from funes_py.server.config import ServiceConfig
+
+    opts, base = ServiceConfig().recall_options(), RecallOptions()
+    return {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts) if getattr(opts, f.name) != getattr(base, f.name)}
 
 
 def configs(now) -> dict[str, dict]:
+    service = {**service_kwargs(), "now": now}
     return {"library": {"k": 8, "now": now}, "library dense": {"k": 8, "now": now, "legs": "dense"},
-            "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": {**service_kwargs(), "now": now}}
+            "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": service,
+            "service + floor": {**service, "min_similarity": RELEVANCE_FLOOR}}
 
 
-def indexed_household(n: int, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
-    """The household history of n conversations and its memory, indexed once in a child process (niced)
-    and reused while the engine build is unchanged (as `harness.indexed_history` does for the other)."""
-    root = synthetic_root("household", n, seed)
-    home = root / "memory"
-    if (root / "index-run.json").exists() and (keep_index or cache_is_current(root)):
-        return root, home
-    shutil.rmtree(home, ignore_errors=True)
+def model_slug(embedder: str) -> str:
+    """A directory-safe name for an embedder ("sentence-transformers/all-MiniLM-L6-v2-int8" ->
+    "all-minilm-l6-v2-int8"), so each model's memories are cached apart (a memory refuses another model)."""
+    return "".join(ch if ch.isalnum() or ch in "-." else "-" for ch in Path(embedder).name.lower())
+
+
+def indexed_memory(root: Path, embedder: str, keep_index: bool = False) -> Path:
+    """The memory of the history under `root/src` indexed with `embedder`, at `root/meaning-<model>/memory`:
+    indexed once in a child process (niced) and reused while the engine build is unchanged (`--keep-index`:
+    whatever build wrote it). The child's timing is kept in `index-run.json` beside it."""
+    cache = root / f"meaning-{model_slug(embedder)}"
+    home = cache / "memory"
+    if (cache / "index-run.json").exists() and (keep_index or cache_is_current(cache)):
+        return home
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
     code = ("import json,sys,time\nfrom funes_py import Engine, Models\n"
-            "t=time.perf_counter(); r=Engine(sys.argv[1], Models.load()).index(sys.argv[2])\n"
+            "m=Models.load(embedder=sys.argv[3])\n"
+            "t=time.perf_counter(); r=Engine(sys.argv[1], m).index(sys.argv[2])\n"
             "print(json.dumps({'index_s':time.perf_counter()-t,'chunks':r.chunks_added}))\n")  # fmt: skip
-    _, _, out = run_child(["nice", "-n", "10", sys.executable, "-c", code, str(home), str(root / "src")])
-    (root / "index-run.json").write_text(out.strip().splitlines()[-1])
-    mark_current(root)
-    return root, home
+    t = time.perf_counter()
+    _, _, out = run_child(["nice", "-n", "10", sys.executable, "-c", code, str(home), str(root / "src"), embedder])
+    (cache / "index-run.json").write_text(out.strip().splitlines()[-1])
+    mark_current(cache)
+    print(f"meaning: indexed {root.name} with {embedder} in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
+    return home
+
+
+def embedder_of(models) -> str:
+    """The name `Models.load(embedder=...)` loads `models` by (its stamp without the digest)."""
+    return str(models.embedder_stamp).split("@")[0]
+
+
+def indexed_household(n: int, embedder: str, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
+    root = synthetic_root("household", n, seed)
+    return root, indexed_memory(root, embedder, keep_index)
+
+
+def indexed_ops(n: int, embedder: str, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
+    root = synthetic_root("ops", n, seed)
+    return root, indexed_memory(root, embedder, keep_index)
+
+
+def locomo_memory(models, conv, keep_index: bool = False):
+    """One LoCoMo conversation's memory with `models`' embedder (`benches/out/locomo-<model>/<conv>`)."""
+    from funes_py import Engine
+
+    cache = OUT / f"locomo-{model_slug(embedder_of(models))}" / conv.name
+    if not (keep_index or cache_is_current(cache)):
+        shutil.rmtree(cache, ignore_errors=True)
+    eng = Engine(cache / "memory", models)
+    eng.index(conv.src)
+    mark_current(cache)
+    return eng
 
 
 def _ask(eng, text: str, answer: str | None, kwargs: dict) -> tuple[int | None, bool]:
@@ -103,14 +153,12 @@ def measure_history(eng, root: Path, domain: str, n: int) -> list[dict]:
 
 
 def measure_locomo(models, keep_index: bool) -> dict:
-    from .locomo_recall import _memory
-
     convs = load_locomo()
     out = {}
     for split, part in (("tuning", convs[:LOCOMO_SPLIT]), ("held-out", convs[LOCOMO_SPLIT:])):
         results: dict[str, list] = {"hybrid": [], "dense": [], "bm25": []}
         for conv in part:
-            eng, _ = _memory(models, conv, keep_index)
+            eng = locomo_memory(models, conv, keep_index)
             for q in conv.questions:
                 for legs in results:
                     results[legs].append((q.category_name, returned_turns(eng, q.question, legs), q.evidence_turns))
@@ -119,24 +167,35 @@ def measure_locomo(models, keep_index: bool) -> dict:
     return out
 
 
-def run(eng_for, models, ns: list[int], keep_index: bool = False) -> dict:
-    rows = []
+def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, locomo: bool = True) -> dict:
+    """Every set at every size through the real engine, with `embedder` (default: the service's,
+    `funes_py.config.DEFAULT_EMBEDDER`, where the library's default is heading); memories indexed when
+    missing or written by another engine build. Times each phase."""
+    from funes_py import Engine, Models
+    from funes_py.config import DEFAULT_EMBEDDER
+
+    embedder = embedder or DEFAULT_EMBEDDER
+    models = Models.load(embedder=embedder)
+    rows, seconds = [], {}
     for n in ns:
-        t = time.perf_counter()
-        root, home, _ = indexed_history(n, keep_index=keep_index)
-        if not (root / "reworded.jsonl").exists():
-            synthetic_root("ops", n)
-        rows += measure_history(eng_for(home), root, "ops", n)
-        hroot, hhome = indexed_household(n, keep_index=keep_index)
-        rows += measure_history(eng_for(hhome), hroot, "home", n)
-        print(f"meaning: {n:,} conversations measured in {time.perf_counter() - t:.0f} s", file=sys.stderr, flush=True)
-    return {"rows": rows, "locomo": measure_locomo(models, keep_index), "service_kwargs": json.loads(
-        json.dumps(service_kwargs(), default=str))}
+        for domain, indexed in (("ops", indexed_ops), ("home", indexed_household)):
+            t = time.perf_counter()
+            root, home = indexed(n, embedder, keep_index)
+            seconds[f"{domain}-{n} index"] = round(time.perf_counter() - t, 1)
+            t = time.perf_counter()
+            rows += measure_history(Engine(home, models), root, domain, n)
+            seconds[f"{domain}-{n} recall"] = round(time.perf_counter() - t, 1)
+            print(f"meaning: {domain}-{n} measured in {seconds[f'{domain}-{n} recall']:.0f} s", file=sys.stderr, flush=True)
+    t = time.perf_counter()
+    loco = measure_locomo(models, keep_index) if locomo else {}
+    seconds["locomo"] = round(time.perf_counter() - t, 1)
+    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds,
+            "service_kwargs": json.loads(json.dumps(service_kwargs(), default=str))}
 
 
 def render(data: dict) -> str:
     rows = data["rows"]
-    names = ["library", "library dense", "library bm25", "service"]
+    names = ["library", "library dense", "library bm25", "service", "service + floor"]
     out = ("hit@1 / @3 / @8 in % of 100 questions (service: k=3, read @1 / @3); \"nothing\": share of the "
            "negatives answered with no passage. ops = the operations history (tuning domain), home = the "
            "household history (held out).\n\n")
@@ -152,12 +211,13 @@ def render(data: dict) -> str:
                         cells.append("–")
                     elif "nothing" in r:
                         cells.append(f"{pct(r['nothing'])}% nothing")
-                    elif c == "service":
+                    elif c.startswith("service"):
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])}")
                     else:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
-    out += f"\nService recall arguments: `{data.get('service_kwargs')}`.\n"
+    out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
+            f"`service + floor` adds `min_similarity={RELEVANCE_FLOOR}`. Seconds per phase: `{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
         out += (f"\nLoCoMo {split} ({', '.join(part['conversations'])}), turn recall@5 / @10 in % "

@@ -38,6 +38,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep-index", action="store_true", help="reuse cached memories built by another engine build")
     ap.add_argument("--reindex", type=int, nargs="*", metavar="N",
                     help="rebuild these history memories, or all of them without N (fresh backfill figures)")
+    ap.add_argument("--embedder", help="the meaning part's embedder (default: the service's, funes_py.config.DEFAULT_EMBEDDER)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         elif part == "locomo":
             done(part, locomo_recall.run(models, args.locomo_conversations, keep_index=args.keep_index), t0)
         elif part == "meaning":
-            done(part, meaning.run(eng_for, models, args.n, keep_index=args.keep_index), t0)
+            done(part, meaning.run(args.n, args.embedder, keep_index=args.keep_index), t0)
         elif part == "latency":
             done(part, speed.latency(args.n, args.calls, args.process_calls), t0)
         elif part == "charts":

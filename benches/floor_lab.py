@@ -1,0 +1,97 @@
+"""The MCP tool's relevance floor, calibrated in the fusion lab (issue 13): the proposal's ranking through the
+service's defaults (candidates 8, k 3, identifier guard, recency) with a `min_similarity` floor on cosine.
+
+    python -m benches.floor_lab --n 1000 3000 [--embedder NAME]
+
+For every floor of a grid: hit@3 on the close and reworded questions, turn recall@3 on LoCoMo, and the share
+of out-of-domain and unanswerable questions answered with nothing. The floor is chosen on the tuning sets
+only (operations history, LoCoMo 1-5): the highest floor that costs at most `MAX_COST` of hit@3 (turn recall@3
+on LoCoMo) on every tuning set, against the same ranking without a floor. The held-out sets (household
+history, LoCoMo 6-10) are then read at that floor. Pools come from the engine's memories (`--source engine`,
+the default here: nothing but the queries is embedded); the default embedder is the service's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import replace
+
+from .fusion_lab import Config, evaluate, load, proposal
+from .lab_corpus import LAB_OUT, Corpus
+from .lab_sets import QuerySet
+
+GRID = tuple(round(0.025 * i, 3) for i in range(0, 21))   # 0 (no floor) to 0.5
+MAX_COST = 0.01
+
+
+def service(floor: float | None) -> Config:
+    """The proposal as the MCP service runs it, with a floor (None or 0: none)."""
+    return replace(proposal(k=3, guard=True, candidates=8, floor=floor or None), name=f"service floor {floor}")
+
+
+def figure(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> float:
+    """hit@3, the share answered nothing, or LoCoMo turn recall@3 (k is 3: nothing more comes back)."""
+    r = evaluate(qs, corpora, cfg)
+    if qs.corpus == "locomo":
+        return float(r["ALL"]["turn_recall@5"])
+    return float(r.get("hit@3", r.get("nothing", 0.0)))
+
+
+def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], grid: tuple[float, ...] = GRID) -> dict[str, dict[float, float]]:
+    return {qs.name: {f: figure(qs, corpora, service(f)) for f in grid} for qs in sets}
+
+
+def choose(sets: list[QuerySet], table: dict[str, dict[float, float]], max_cost: float = MAX_COST) -> float:
+    """The highest floor of the grid costing at most `max_cost` on every tuning set with answers (below it,
+    every lower floor must pass too: the cost is not assumed monotonic)."""
+    answered = [s.name for s in sets if s.split == "tuning" and not s.queries[0].negative]
+    best = 0.0
+    for f in sorted(next(iter(table.values()))):
+        if all(table[n][0.0] - table[n][f] <= max_cost + 1e-9 for n in answered):
+            best = f
+        else:
+            break
+    return best
+
+
+def render(sets: list[QuerySet], table: dict[str, dict[float, float]], chosen: float, shown: tuple[float, ...]) -> str:
+    head = "| set | split | " + " | ".join("none" if f == 0 else f"{f:g}" for f in shown) + " |\n"
+    out = head + "|---|---|" + "---|" * len(shown) + "\n"
+    for qs in sets:
+        unit = "nothing" if qs.queries[0].negative else ("R@3" if qs.corpus == "locomo" else "hit@3")
+        cells = [f"{100 * table[qs.name][f]:.0f}" if qs.corpus != "locomo" else f"{100 * table[qs.name][f]:.1f}" for f in shown]
+        cells = [f"**{c}**" if f == chosen else c for c, f in zip(cells, shown, strict=True)]
+        out += f"| {qs.name} ({unit}) | {qs.split} | " + " | ".join(cells) + " |\n"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benches.floor_lab", description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000])
+    ap.add_argument("--embedder", help="default: the service's (funes_py.config.DEFAULT_EMBEDDER)")
+    ap.add_argument("--source", choices=("lab", "engine"), default="engine")
+    args = ap.parse_args(argv)
+    from funes_py import Models
+    from funes_py.config import DEFAULT_EMBEDDER
+
+    t = time.perf_counter()
+    models = Models.load(embedder=args.embedder or DEFAULT_EMBEDDER)
+    sets, corpora = load(args.n, models, source=args.source)
+    loaded = time.perf_counter() - t
+    table = sweep(sets, corpora)
+    chosen = choose(sets, table)
+    shown = tuple(f for f in GRID if f == 0 or 0.15 <= f <= 0.45)
+    print(f"embedder {models.embedder_stamp}; chosen floor {chosen:g} (max cost {100 * MAX_COST:g} pt on every tuning set)\n")
+    print(render(sets, table, chosen, shown))
+    LAB_OUT.mkdir(parents=True, exist_ok=True)
+    (LAB_OUT / "floor-results.json").write_text(json.dumps({"embedder": models.embedder_stamp, "chosen": chosen,
+                                                            "table": table}, indent=1))  # fmt: skip
+    print(f"pools {loaded:.0f} s, sweep {time.perf_counter() - t - loaded:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
