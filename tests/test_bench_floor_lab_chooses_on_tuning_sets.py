@@ -1,0 +1,33 @@
+"""The MCP tool's floor is chosen on tuning sets with answers only: the highest floor of the grid whose cost
+(against no floor) stays within a point on every one of them, stopping at the first floor that costs more."""
+
+from benches.floor_lab import choose, service
+from benches.lab_sets import Query, QuerySet
+
+
+def _set(name: str, split: str, negative: bool = False) -> QuerySet:
+    return QuerySet(name, split, "ops-1000", [Query("q1", "a question", None if negative else "x", negative=negative)])
+
+
+SETS = [_set("tune a", "tuning"), _set("tune b", "tuning"), _set("tune ood", "tuning", negative=True),
+        _set("held", "held-out")]
+
+
+def test_highest_floor_within_a_point_on_every_tuning_set() -> None:
+    table = {"tune a": {0.0: 0.90, 0.1: 0.90, 0.2: 0.895, 0.3: 0.88},
+             "tune b": {0.0: 0.80, 0.1: 0.80, 0.2: 0.80, 0.3: 0.80},
+             "tune ood": {0.0: 0.0, 0.1: 0.2, 0.2: 0.5, 0.3: 1.0},      # negatives never limit the floor
+             "held": {0.0: 0.9, 0.1: 0.1, 0.2: 0.1, 0.3: 0.1}}          # held-out sets are not looked at
+    assert choose(SETS, table) == 0.2
+
+
+def test_a_costly_floor_stops_the_search_even_if_a_higher_one_recovers() -> None:
+    table = {"tune a": {0.0: 0.90, 0.1: 0.85, 0.2: 0.90}, "tune b": {0.0: 0.8, 0.1: 0.8, 0.2: 0.8},
+             "tune ood": {0.0: 0.0, 0.1: 0.0, 0.2: 0.0}, "held": {0.0: 0.0, 0.1: 0.0, 0.2: 0.0}}
+    assert choose(SETS, table) == 0.0
+
+
+def test_service_config_is_the_services_defaults_with_the_floor() -> None:
+    cfg = service(0.3)
+    assert (cfg.k, cfg.candidates, cfg.guard, cfg.floor, cfg.depth) == (3, 8, True, 0.3, 100)
+    assert service(0.0).floor is None
