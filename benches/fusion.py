@@ -72,10 +72,14 @@ def recency_factor(age_days: float | None, half_life_days: float) -> float:
 
 
 def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, floor: float | None,
-           guard: bool, half_life_days: float) -> list[int]:  # fmt: skip
+           guard: bool, half_life_days: float, floor_spares_ids: bool = False) -> list[int]:  # fmt: skip
     """The engine's steps after fusion: the first `candidates`, the relevance floor on cosine, the
-    identifier guard, recency, the top k (ties by row)."""
-    kept = [(r, s) for r, s in fused[:candidates] if floor is None or pool.cos[r] >= floor]
+    identifier guard, recency, the top k (ties by row). `floor_spares_ids`: a row naming an identifier the
+    query names passes the floor whatever its cosine (the lever measured in `floor_lab`)."""
+    def above(r: int) -> bool:
+        return floor is None or pool.cos[r] >= floor or (floor_spares_ids and pool.id_count.get(r, 0) > 0)
+
+    kept = [(r, s) for r, s in fused[:candidates] if above(r)]
     if guard and pool.wanted:
         kept = [(r, s) for r, s in kept if pool.id_count.get(r, 0) > 0]
     kept = [(r, s * recency_factor(pool.age_days.get(r), half_life_days)) for r, s in kept]

@@ -42,6 +42,7 @@ class Config:
     floor: float | None = None
     half_life: float = 30.0
     candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
+    floor_spares_ids: bool = False  # rows naming a queried identifier pass the floor (`fusion.finish`)
 
 
 def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
@@ -74,7 +75,8 @@ def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config) -> list[int]:
     p = pool.cut(cfg.depth)
     k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
     half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
-    return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life)
+    return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life,
+                         cfg.floor_spares_ids)  # fmt: skip
 
 
 def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:

@@ -31,3 +31,15 @@ def test_service_config_is_the_services_defaults_with_the_floor() -> None:
     cfg = service(0.3)
     assert (cfg.k, cfg.candidates, cfg.guard, cfg.floor, cfg.depth) == (3, 8, True, 0.3, 100)
     assert service(0.0).floor is None
+
+
+def test_the_floor_spares_rows_naming_a_queried_identifier_only_when_asked() -> None:
+    from benches.fusion import Pool, finish
+
+    pool = Pool(dense=[(0, 0.6), (1, 0.2)], bm25=[(1, 3.0)], cos={0: 0.6, 1: 0.2}, bm={0: 0.0, 1: 3.0},
+                id_count={1: 1}, wanted=1)
+    fused = [(1, 2.0), (0, 1.0)]
+    assert finish(pool, fused, 8, 3, 0.3, False, 0.0) == [0]
+    assert finish(pool, fused, 8, 3, 0.3, False, 0.0, floor_spares_ids=True) == [1, 0]
+    assert finish(pool, fused, 8, 3, 0.3, True, 0.0) == [], "guard after the floor: nothing left"
+    assert finish(pool, fused, 8, 3, 0.3, True, 0.0, floor_spares_ids=True) == [1]
