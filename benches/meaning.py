@@ -40,7 +40,7 @@ DOMAINS = {"ops": ("tuning", HISTORY_END), "home": ("held-out", household.HISTOR
 LOCOMO_SPLIT = 5   # conversations 1-5 tune, the rest are held out
 # The MCP tool's relevance floor for the default (int8 MiniLM) embedder, calibrated on the tuning sets
 # (`benches/fusion_spec.md`, "Relevance floor"); measured here on every set as the `service + floor` row.
-RELEVANCE_FLOOR = 0.3
+RELEVANCE_FLOOR = 0.25
 
 
 def service_kwargs() -> dict:
@@ -189,7 +189,7 @@ def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, lo
     t = time.perf_counter()
     loco = measure_locomo(models, keep_index) if locomo else {}
     seconds["locomo"] = round(time.perf_counter() - t, 1)
-    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds,
+    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds, "floor": RELEVANCE_FLOOR,
             "service_kwargs": json.loads(json.dumps(service_kwargs(), default=str))}
 
 
@@ -217,7 +217,7 @@ def render(data: dict) -> str:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
     out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
-            f"`service + floor` adds `min_similarity={RELEVANCE_FLOOR}`. Seconds per phase: `{data.get('seconds')}`.\n")
+            f"`service + floor` adds `min_similarity={data.get('floor', RELEVANCE_FLOOR)}`. Seconds per phase: `{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
         out += (f"\nLoCoMo {split} ({', '.join(part['conversations'])}), turn recall@5 / @10 in % "
