@@ -94,3 +94,39 @@ def test_finish_applies_floor_guard_recency_then_k():
     assert fusion.finish(p, fused, 30, 8, None, True, 0.0) == [2]
     assert fusion.finish(p, fused, 30, 8, None, False, 30.0)[:2] == [2, 1]   # a year old loses its 1% lead
     assert fusion.finish(p, fused, 2, 8, None, False, 0.0) == [1, 2]         # only the first `candidates`
+
+
+def _z_pool(dense, bm25, rows):
+    """A pool whose legs' top lists are `dense` / `bm25` (scores) and whose union rows carry `rows`
+    (row -> (cosine, bm25))."""
+    return fusion.Pool(dense=[(100 + i, s) for i, s in enumerate(dense)], bm25=[(200 + i, s) for i, s in enumerate(bm25)],
+                       cos={r: c for r, (c, _) in rows.items()}, bm={r: b for r, (_, b) in rows.items()})
+
+
+def test_score_fusion_as_search_fusion_rs_scores_count_not_ranks():
+    # `scores_count_not_ranks`: A leads BM25 by a hair and is second in dense; B is far ahead in dense.
+    pool = _z_pool([0.80, 0.50, 0.40, 0.39, 0.38], [6.0, 5.95, 3.0, 2.9, 2.8], {0: (0.50, 6.0), 1: (0.80, 5.95)})
+    out = dict(fusion.score_fusion(_restrict(pool, {0, 1}), 0.3, "z", None, 0.5))
+    assert out[1] > out[0]
+
+
+def test_score_fusion_as_search_fusion_rs_the_dense_weight_mixes_the_legs():
+    # `the_dense_weight_mixes_the_legs`: +1 sd dense, -1 sd BM25 gives ln(score) = 0.3 - 0.7.
+    pool = _z_pool([0.2, 0.6], [1.0, 3.0], {0: (0.6, 1.0)})
+    assert math.isclose(math.log(dict(fusion.score_fusion(_restrict(pool, {0}), 0.3, "z"))[0]), 0.3 - 0.7, abs_tol=1e-6)
+    no_bm25 = fusion.Pool(dense=pool.dense, bm25=[], cos={0: 0.6}, bm={0: 1.0})
+    assert math.isclose(math.log(dict(fusion.score_fusion(no_bm25, 0.3, "z"))[0]), 0.3, abs_tol=1e-6), "BM25 off"
+    # `a_leg_scale_is_its_lists_mean_and_spread`: no spread counts as 1.
+    flat = fusion.Pool(dense=[(5, 0.4), (6, 0.4)], bm25=[], cos={0: 0.9}, bm={0: 0.0})
+    assert math.isclose(math.log(dict(fusion.score_fusion(flat, 1.0, "z"))[0]), 0.5, abs_tol=1e-6)
+
+
+def test_score_fusion_identifier_bonus_is_its_share():
+    pool = fusion.Pool(dense=[], bm25=[], cos={0: 0.5, 1: 0.5}, bm={0: 1.0, 1: 1.0}, id_count={1: 1}, wanted=2)
+    out = dict(fusion.score_fusion(pool, 0.3, "z", None, 0.5))
+    assert math.isclose(math.log(out[1]) - math.log(out[0]), 0.5 * 0.5, abs_tol=1e-9)
+
+
+def _restrict(pool: fusion.Pool, rows: set[int]) -> fusion.Pool:
+    """The pool scoring only `rows` (the legs' lists still give the statistics)."""
+    return fusion.Pool(pool.dense, pool.bm25, {r: pool.cos[r] for r in rows}, {r: pool.bm[r] for r in rows})
