@@ -67,6 +67,9 @@ NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
          replace(proposal(k=3, guard=True, candidates=8), name="service proposal (score, depth 100, candidates 8, k 3, guard)")]
 
 
+# What the engine ranks by since the score-fusion port (main d3ff2eb): `check_engine` compares against it.
+ENGINE = replace(proposal(), name="engine (score fusion, depth 100, candidates 30)")
+
 LANCE = replace(proposal(), name="library proposal, Lance path (absent BM25 = 0)",
                 fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), 0.3, "z", None, 0.5))
 
@@ -243,8 +246,8 @@ def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config
 
 
 def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit: int = 100) -> str:
-    """How often the lab's reproduction of today's ranking equals the engine's own answer (the same turns in
-    the same order), and how much the legs' top 30 overlap, per set."""
+    """How often the lab's reproduction of the engine's ranking (`ENGINE`: score fusion) equals the engine's
+    own answer (the same turns in the same order), and how much the legs' top 30 overlap, per set."""
     engines: dict[str, object] = {}
 
     def engine(corpus: str):
@@ -263,7 +266,7 @@ def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit
             rows, eng = corpora[c].rows, engine(c)
             k = 10 if qs.corpus == "locomo" else 8
             hl = 0.0 if qs.corpus == "locomo" else 30.0
-            lab = [rows[r].turn_uuid for r in rank(qs, pool, LIBRARY)]
+            lab = [rows[r].turn_uuid for r in rank(qs, pool, ENGINE)]
             got = [h.turn_uuid for h in eng.recall(q.text, k=k, neighbors=0, half_life_days=hl, now=qs.now)]
             same += lab == got
             for leg, store in (("dense", pool.dense), ("bm25", pool.bm25)):
