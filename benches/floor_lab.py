@@ -3,7 +3,9 @@ service's defaults (candidates 8, k 3, identifier guard, recency) with a `min_si
 
     python -m benches.floor_lab --n 1000 3000 [--embedder NAME]
 
-For every floor of a grid: hit@3 on the close and reworded questions, turn recall@3 on LoCoMo, and the share
+Two floors: `min_similarity` on every passage (what the engine has), and an answer-level floor (nothing when
+no passage's cosine reaches it; queries naming identifiers exempt: `answers_nothing`), which needs an engine
+option. For every floor of a grid: hit@3 on the close and reworded questions, turn recall@3 on LoCoMo, and the share
 of out-of-domain and unanswerable questions answered with nothing. The floor is chosen on the tuning sets
 only (operations history, LoCoMo 1-5): the highest floor that costs at most `MAX_COST` of hit@3 (turn recall@3
 on LoCoMo) on every tuning set, against the same ranking without a floor. The held-out sets (household
@@ -19,11 +21,14 @@ import sys
 import time
 from dataclasses import replace
 
-from .fusion_lab import Config, evaluate, load, proposal
+from .fusion import Pool
+from .fusion_lab import Config, evaluate, load, proposal, rank
 from .lab_corpus import LAB_OUT, Corpus
-from .lab_sets import QuerySet
+from .lab_sets import QuerySet, corpus_of
+from .metrics import answer_pattern
 
 GRID = tuple(round(0.025 * i, 3) for i in range(0, 21))   # 0 (no floor) to 0.5
+ANSWER_GRID = (0.0, 0.35, 0.375, 0.4, 0.4125, 0.425, 0.4375, 0.45, 0.4625, 0.475)
 MAX_COST = 0.01
 
 
@@ -40,6 +45,32 @@ def figure(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> float:
     if qs.corpus == "locomo":
         return float(r["ALL"]["turn_recall@5"])
     return float(r.get("hit@3", r.get("nothing", 0.0)))
+
+
+def answers_nothing(pool: Pool, answer_floor: float) -> bool:
+    """The answer-level floor: a recall answers nothing when the best cosine of any passage (the dense leg's
+    first) is below `answer_floor`, unless the query names identifiers (the identifier guard is then the
+    relevance test, and an identifier barely moves a cosine)."""
+    best = pool.dense[0][1] if pool.dense else float("-inf")
+    return not pool.wanted and best < answer_floor
+
+
+def answer_figure(qs: QuerySet, corpora: dict[str, Corpus], answer_floor: float) -> float:
+    """`figure` for the service's defaults (no per-passage floor) with the answer-level floor."""
+    cfg = service(None)
+    kept = [(q, p) for q, p in zip(qs.queries, qs.pools, strict=True) if not answers_nothing(p, answer_floor)]
+    if qs.queries[0].negative:
+        return 1.0 - sum(bool(rank(qs, p, cfg)) for _, p in kept) / len(qs.pools)
+    if qs.corpus == "locomo":
+        got = 0.0
+        for q, p in kept:
+            rows = corpora[corpus_of(qs, q)].rows
+            turns = {rows[r].turn_uuid for r in rank(qs, p, cfg)}
+            got += len(set(q.evidence) & turns) / len(q.evidence) if q.evidence else 0.0
+        return got / len(qs.pools)
+    rows = corpora[qs.corpus].rows
+    return sum(any(answer_pattern(q.answer or "").search(rows[r].text) for r in rank(qs, p, cfg)[:3])
+               for q, p in kept) / len(qs.pools)  # fmt: skip
 
 
 def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], grid: tuple[float, ...] = GRID,
@@ -93,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
               f"embedder {models.embedder_stamp}; chosen {chosen:g} (at most {100 * MAX_COST:g} pt of hit@3 / R@3 "
               f"on every tuning set)\n\n{render(sets, table, chosen, shown)}")  # fmt: skip
         out["spares_ids" if spares else "plain"] = {"chosen": chosen, "table": table}
+    table = {qs.name: {f: answer_figure(qs, corpora, f) for f in ANSWER_GRID} for qs in sets}
+    chosen = choose(sets, table)
+    print(f"### Answer-level floor: nothing when no passage's cosine reaches it (queries naming identifiers "
+          f"exempt)\n\nchosen on cost alone {chosen:g}\n\n{render(sets, table, chosen, ANSWER_GRID)}")  # fmt: skip
+    out["answer"] = {"chosen": chosen, "table": table}
     LAB_OUT.mkdir(parents=True, exist_ok=True)
     (LAB_OUT / "floor-results.json").write_text(json.dumps(out, indent=1))
     print(f"pools {loaded:.0f} s, sweep {time.perf_counter() - t - loaded:.0f} s", file=sys.stderr)

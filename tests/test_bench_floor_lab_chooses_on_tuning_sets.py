@@ -43,3 +43,14 @@ def test_the_floor_spares_rows_naming_a_queried_identifier_only_when_asked() -> 
     assert finish(pool, fused, 8, 3, 0.3, False, 0.0, floor_spares_ids=True) == [1, 0]
     assert finish(pool, fused, 8, 3, 0.3, True, 0.0) == [], "guard after the floor: nothing left"
     assert finish(pool, fused, 8, 3, 0.3, True, 0.0, floor_spares_ids=True) == [1]
+
+
+def test_the_answer_floor_reads_the_best_cosine_and_exempts_identifier_questions() -> None:
+    from benches.floor_lab import answers_nothing
+    from benches.fusion import Pool
+
+    weak = Pool(dense=[(0, 0.38), (1, 0.30)], bm25=[], cos={0: 0.38, 1: 0.30}, bm={0: 0.0, 1: 0.0})
+    assert answers_nothing(weak, 0.425) and not answers_nothing(weak, 0.35)
+    named = Pool(dense=weak.dense, bm25=[], cos=weak.cos, bm=weak.bm, id_count={1: 1}, wanted=1)
+    assert not answers_nothing(named, 0.425), "a query naming identifiers is left to the identifier guard"
+    assert answers_nothing(Pool(dense=[], bm25=[], cos={}, bm={}), 0.1), "no passage at all: nothing"
