@@ -12,7 +12,9 @@ What each row asks of the engine (recency's `now` pinned to the history's last d
 * `service`: the MCP service's recall arguments (`server.service._recall_kwargs(ServiceConfig())`: k 3,
   candidates 8, identifier guard, no floor unless one is configured), `now=END`;
 * `service + floor`: the same with `min_similarity=RELEVANCE_FLOOR` (the floor calibrated for the MCP tool,
-  `benches/fusion_spec.md`, "Relevance floor").
+  `benches/fusion_spec.md`, "Relevance floor");
+* `service + answer floor`: the service's defaults behind the proposed answer-level floor `ANSWER_FLOOR`
+  (same section), emulated with a second, dense-only recall until the engine has the option.
 Every row uses one embedder (default: the service's int8 MiniLM, where the library's default is heading);
 its memories are cached per model under `<history>/meaning-<model>/` and `benches/out/locomo-<model>/`.
 A hit is the answer as a whole token in a returned passage's own text; "nothing" is an empty answer.
@@ -43,6 +45,9 @@ LOCOMO_SPLIT = 5   # conversations 1-5 tune, the rest are held out
 # The MCP tool's relevance floor for the default (int8 MiniLM) embedder, calibrated on the tuning sets
 # (`benches/fusion_spec.md`, "Relevance floor"); measured here on every set as the `service + floor` row.
 RELEVANCE_FLOOR = 0.25
+# The proposed answer-level floor for the same model (nothing when no passage reaches it; queries naming
+# identifiers exempt), emulated with a second recall (`answer_floor_says_nothing`).
+ANSWER_FLOOR = 0.425
 
 
 def service_kwargs() -> dict:
@@ -61,7 +66,8 @@ def configs(now) -> dict[str, dict]:
     service = {**service_kwargs(), "now": now}
     return {"library": {"k": 8, "now": now}, "library dense": {"k": 8, "now": now, "legs": "dense"},
             "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": service,
-            "service + floor": {**service, "min_similarity": RELEVANCE_FLOOR}}
+            "service + floor": {**service, "min_similarity": RELEVANCE_FLOOR},
+            "service + answer floor": {**service, "answer_floor": ANSWER_FLOOR}}
 
 
 def model_slug(embedder: str) -> str:
@@ -120,9 +126,24 @@ def locomo_memory(models, conv, keep_index: bool = False):
     return eng
 
 
+def answer_floor_says_nothing(eng, text: str, floor: float) -> bool:
+    """The proposed answer-level floor (`benches/fusion_spec.md`), emulated on the real engine until it has
+    the option: nothing when the query names no identifier and its nearest passage (the dense leg's first,
+    asked with a second recall) is below `floor`."""
+    from .lexical import id_terms
+
+    if id_terms(text):
+        return False
+    best = eng.recall(text, legs="dense", k=1, neighbors=0, half_life_days=0.0)
+    return not best or best[0].similarity < floor
+
+
 def _ask(eng, text: str, answer: str | None, kwargs: dict) -> tuple[int | None, bool]:
-    """(rank of the first passage holding the answer or None, whether nothing came back)."""
-    hits = eng.recall(text, **kwargs)
+    """(rank of the first passage holding the answer or None, whether nothing came back). The key
+    `answer_floor` in `kwargs` applies `answer_floor_says_nothing` first."""
+    kwargs = dict(kwargs)
+    floor = kwargs.pop("answer_floor", None)
+    hits = [] if floor is not None and answer_floor_says_nothing(eng, text, floor) else eng.recall(text, **kwargs)
     if answer is None:
         return None, not hits
     pat = answer_pattern(answer)
@@ -191,13 +212,13 @@ def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, lo
     t = time.perf_counter()
     loco = measure_locomo(models, keep_index) if locomo else {}
     seconds["locomo"] = round(time.perf_counter() - t, 1)
-    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds, "floor": RELEVANCE_FLOOR,
+    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds, "floor": RELEVANCE_FLOOR, "answer_floor": ANSWER_FLOOR,
             "service_kwargs": json.loads(json.dumps(service_kwargs(), default=str))}
 
 
 def render(data: dict) -> str:
     rows = data["rows"]
-    names = ["library", "library dense", "library bm25", "service", "service + floor"]
+    names = ["library", "library dense", "library bm25", "service", "service + floor", "service + answer floor"]
     out = ("hit@1 / @3 / @8 in % of 100 questions (service: k=3, read @1 / @3); \"nothing\": share of the "
            "negatives answered with no passage. ops = the operations history (tuning domain), home = the "
            "household history (held out).\n\n")
@@ -219,7 +240,9 @@ def render(data: dict) -> str:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
     out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
-            f"`service + floor` adds `min_similarity={data.get('floor', RELEVANCE_FLOOR)}`. Seconds per phase: `{data.get('seconds')}`.\n")
+            f"`service + floor` adds `min_similarity={data.get('floor', RELEVANCE_FLOOR)}`; `service + answer floor` "
+            f"answers nothing when the query names no identifier and no passage reaches cosine "
+            f"{data.get('answer_floor', ANSWER_FLOOR)} (proposed engine option, emulated with a second recall). Seconds per phase: `{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
         out += (f"\nLoCoMo {split} ({', '.join(part['conversations'])}), turn recall@5 / @10 in % "
