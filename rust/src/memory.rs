@@ -375,7 +375,7 @@ mod tests {
         let m = block_on(Memory::open(dir.path(), true)).unwrap();
         let old = row("s1", 1, "어제 서버가 멈췄다", [1., 0., 0.]);
         // What analyzer version 1 stored: the text as it is (no bigrams), and no version in the schema.
-        block_on(m.store().append(std::slice::from_ref(&old), &[old.chunk.text.clone()], DIM, "m@1")).unwrap();
+        block_on(m.store().append(std::slice::from_ref(&old), std::slice::from_ref(&old.chunk.text), DIM, "m@1")).unwrap();
         block_on(m.store().forget_analyzer_version_for_test()).unwrap();
         assert_eq!(block_on(m.store().analyzer_version()).unwrap(), Some(1));
         let found = |m: &Memory| block_on(m.ensure_resident()).unwrap().expect("a copy").bm25("서버", 5, &|_| true).len();

@@ -24,7 +24,9 @@ DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "funes-py" / "service"
 DEFAULT_RECALL_K = 3
 DEFAULT_RECALL_CANDIDATES = 8
 DEFAULT_RECALL_RERANK = False
-DEFAULT_RECALL_MIN_SIMILARITY: float | None = None  # no floor until one is measured
+# None: the embedder's calibrated floor (funes_py.convert.floors; 0.25 for the default int8 MiniLM), or no floor
+# for a model that has none. 0 turns the floor off.
+DEFAULT_RECALL_MIN_SIMILARITY: float | None = None
 # A query naming identifiers (P-7, MT-5120) gets only passages containing one of them: "did we ever talk
 # about motor P-7?" answers nothing rather than the nearest fact about another motor.
 DEFAULT_RECALL_IDENTIFIER_GUARD = True
@@ -97,7 +99,9 @@ class ServiceConfig:
     recall_rerank: bool = env_field("FUNES_RECALL_RERANK", DEFAULT_RECALL_RERANK, "rerank with the cross-encoder")
     # The relevance floor (cosine similarity to the query) below which a passage is not returned.
     recall_min_similarity: float | None = env_field(
-        "FUNES_RECALL_MIN_SIMILARITY", DEFAULT_RECALL_MIN_SIMILARITY, "relevance floor"
+        "FUNES_RECALL_MIN_SIMILARITY",
+        DEFAULT_RECALL_MIN_SIMILARITY,
+        "relevance floor (cosine); unset: the embedder's calibrated floor (0.25 for the default), 0: off",
     )
     recall_identifier_guard: bool = env_field(
         "FUNES_RECALL_IDENTIFIER_GUARD", DEFAULT_RECALL_IDENTIFIER_GUARD, "identifier guard"
@@ -178,16 +182,18 @@ class ServiceConfig:
         if not 0 < self.port < 65536:
             raise ConfigError(f"FUNES_PORT must be a TCP port, got {self.port}")
 
-    def recall_options(self) -> Any:
-        """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere."""
+    def recall_options(self, calibrated_floor: float | None = None) -> Any:
+        """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere.
+        `calibrated_floor`: the loaded embedder's, used when FUNES_RECALL_MIN_SIMILARITY is unset."""
         from ..options import RecallOptions
 
+        floor = self.recall_min_similarity if self.recall_min_similarity is not None else calibrated_floor
         overrides: dict[str, Any] = {
             "k": self.recall_k,
             "candidates": self.recall_candidates,
             "rerank": self.recall_rerank,
             "identifier_guard": self.recall_identifier_guard,
-            "min_similarity": self.recall_min_similarity,
+            "min_similarity": floor if floor else None,
             "neighbors": self.recall_neighbors,
             "half_life_days": self.recall_half_life_days,
         }
