@@ -9,12 +9,13 @@ history (`benches.household`): held out. LoCoMo: conversations 1-5 tuning, 6-10 
 What each row asks of the engine (recency's `now` pinned to the history's last day):
 * `library`: `recall(q, k=8, now=END)`, everything else the library's defaults (hybrid, candidates 30,
   recency 30 days, neighbours 1); `library dense` / `library bm25`: the same with one leg;
-* `service`: the MCP service's recall arguments (`server.service._recall_kwargs(ServiceConfig())`: k 3,
-  candidates 8, identifier guard, no floor unless one is configured), `now=END`;
-* `service + floor`: the same with `min_similarity=RELEVANCE_FLOOR` (the floor calibrated for the MCP tool,
-  `benches/fusion_spec.md`, "Relevance floor");
-* `service + answer floor`: the service's defaults behind the proposed answer-level floor `ANSWER_FLOOR`
-  (same section), emulated with a second, dense-only recall until the engine has the option.
+* `service`: the MCP service's recall options with its default configuration and this embedder
+  (`ServiceConfig().recall_options(calibrated_floor(model))`: k 3, candidates 8, identifier guard, the
+  model's calibrated `min_similarity`, 0.25 for the int8 MiniLM), `now=END`; `service, no floor`: the same
+  without `min_similarity`;
+* `service + answer floor`: `service, no floor` behind the proposed answer-level floor `ANSWER_FLOOR`
+  (`benches/fusion_spec.md`, "Relevance floor"), emulated with a second, dense-only recall until the engine
+  has the option.
 Every row uses one embedder (default: the service's int8 MiniLM, where the library's default is heading);
 its memories are cached per model under `<history>/meaning-<model>/` and `benches/out/locomo-<model>/`.
 A hit is the answer as a whole token in a returned passage's own text; "nothing" is an empty answer.
@@ -42,32 +43,32 @@ from .synthetic import synthetic_root
 
 DOMAINS = {"ops": ("tuning", HISTORY_END), "home": ("held-out", household.HISTORY_END)}
 LOCOMO_SPLIT = 5   # conversations 1-5 tune, the rest are held out
-# The MCP tool's relevance floor for the default (int8 MiniLM) embedder, calibrated on the tuning sets
-# (`benches/fusion_spec.md`, "Relevance floor"); measured here on every set as the `service + floor` row.
-RELEVANCE_FLOOR = 0.25
-# The proposed answer-level floor for the same model (nothing when no passage reaches it; queries naming
+# The proposed answer-level floor for the int8 MiniLM (nothing when no passage reaches it; queries naming
 # identifiers exempt), emulated with a second recall (`answer_floor_says_nothing`).
 ANSWER_FLOOR = 0.425
 
 
-def service_kwargs() -> dict:
-    """What the MCP service passes to `Engine.recall` with its default configuration: the fields of its
-    `RecallOptions` that differ from the library's."""
+def service_kwargs(models=None) -> dict:
+    """What the MCP service passes to `Engine.recall` with its default configuration and `models`' embedder
+    (its calibrated floor, `convert.floors.calibrated_floor`): the fields of its `RecallOptions` that differ
+    from the library's."""
     import dataclasses
 
     from funes_py import RecallOptions
+    from funes_py.convert.floors import calibrated_floor
     from funes_py.server.config import ServiceConfig
 
-    opts, base = ServiceConfig().recall_options(), RecallOptions()
+    floor = calibrated_floor(models.embedder_name) if models is not None else None
+    opts, base = ServiceConfig().recall_options(floor), RecallOptions()
     return {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts) if getattr(opts, f.name) != getattr(base, f.name)}
 
 
-def configs(now) -> dict[str, dict]:
-    service = {**service_kwargs(), "now": now}
+def configs(now, models=None) -> dict[str, dict]:
+    service = {**service_kwargs(models), "now": now}
+    bare = {key: v for key, v in service.items() if key != "min_similarity"}
     return {"library": {"k": 8, "now": now}, "library dense": {"k": 8, "now": now, "legs": "dense"},
             "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": service,
-            "service + floor": {**service, "min_similarity": RELEVANCE_FLOOR},
-            "service + answer floor": {**service, "answer_floor": ANSWER_FLOOR}}
+            "service, no floor": bare, "service + answer floor": {**bare, "answer_floor": ANSWER_FLOOR}}
 
 
 def model_slug(embedder: str) -> str:
@@ -150,7 +151,7 @@ def _ask(eng, text: str, answer: str | None, kwargs: dict) -> tuple[int | None, 
     return next((i + 1 for i, h in enumerate(hits) if pat.search(h.text)), None), not hits
 
 
-def measure_history(eng, root: Path, domain: str, n: int) -> list[dict]:
+def measure_history(eng, root: Path, domain: str, n: int, models=None) -> list[dict]:
     split, now = DOMAINS[domain]
     qs = read_jsonl(root / "questions.jsonl")
     sets = {"close": [(q["long"], q["answer"]) for q in qs]}
@@ -161,7 +162,7 @@ def measure_history(eng, root: Path, domain: str, n: int) -> list[dict]:
     sets["ood"] = [(o["question"], None) for o in read_jsonl(root / "ood.jsonl")]
     sets["unanswerable"] = [(u["long"], None) for u in read_jsonl(root / "unanswerable.jsonl")]
     rows = []
-    for name, kwargs in configs(now).items():
+    for name, kwargs in configs(now, models).items():
         for set_name, questions in sets.items():
             if set_name in ("ood", "unanswerable") and name in ("library dense", "library bm25"):
                 continue
@@ -206,19 +207,19 @@ def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, lo
             root, home = indexed(n, embedder, keep_index)
             seconds[f"{domain}-{n} index"] = round(time.perf_counter() - t, 1)
             t = time.perf_counter()
-            rows += measure_history(Engine(home, models), root, domain, n)
+            rows += measure_history(Engine(home, models), root, domain, n, models)
             seconds[f"{domain}-{n} recall"] = round(time.perf_counter() - t, 1)
             print(f"meaning: {domain}-{n} measured in {seconds[f'{domain}-{n} recall']:.0f} s", file=sys.stderr, flush=True)
     t = time.perf_counter()
     loco = measure_locomo(models, keep_index) if locomo else {}
     seconds["locomo"] = round(time.perf_counter() - t, 1)
-    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds, "floor": RELEVANCE_FLOOR, "answer_floor": ANSWER_FLOOR,
-            "service_kwargs": json.loads(json.dumps(service_kwargs(), default=str))}
+    return {"rows": rows, "locomo": loco, "embedder": models.embedder_stamp, "seconds": seconds, "answer_floor": ANSWER_FLOOR,
+            "service_kwargs": json.loads(json.dumps(service_kwargs(models), default=str))}
 
 
 def render(data: dict) -> str:
     rows = data["rows"]
-    names = ["library", "library dense", "library bm25", "service", "service + floor", "service + answer floor"]
+    names = ["library", "library dense", "library bm25", "service", "service, no floor", "service + answer floor"]
     out = ("hit@1 / @3 / @8 in % of 100 questions (service: k=3, read @1 / @3); \"nothing\": share of the "
            "negatives answered with no passage. ops = the operations history (tuning domain), home = the "
            "household history (held out).\n\n")
@@ -240,8 +241,8 @@ def render(data: dict) -> str:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
     out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
-            f"`service + floor` adds `min_similarity={data.get('floor', RELEVANCE_FLOOR)}`; `service + answer floor` "
-            f"answers nothing when the query names no identifier and no passage reaches cosine "
+            f"`service, no floor` leaves out `min_similarity`; `service + answer floor` is that "
+            f"row behind the answer floor: nothing when the query names no identifier and no passage reaches cosine "
             f"{data.get('answer_floor', ANSWER_FLOOR)} (proposed engine option, emulated with a second recall). Seconds per phase: `{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
