@@ -122,12 +122,12 @@ def open_engine(corpus: str, models, keep_index: bool = False):
     from funes_py import Engine
 
     from .locomo import load as load_locomo
-    from .meaning import embedder_of, indexed_household, indexed_ops, locomo_memory
+    from .meaning import indexed_household, indexed_ops, locomo_memory
 
     kind, _, rest = corpus.partition("-")
     if kind in ("ops", "home"):
         indexed = indexed_ops if kind == "ops" else indexed_household
-        return Engine(indexed(int(rest), embedder_of(models), keep_index)[1], models)
+        return Engine(indexed(int(rest), models, keep_index)[1], models)
     conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
     return locomo_memory(models, conv, keep_index)
 

@@ -71,17 +71,18 @@ def configs(now, models=None) -> dict[str, dict]:
             "service, no floor": bare, "service + answer floor": {**bare, "answer_floor": ANSWER_FLOOR}}
 
 
-def model_slug(embedder: str) -> str:
-    """A directory-safe name for an embedder ("sentence-transformers/all-MiniLM-L6-v2-int8" ->
-    "all-minilm-l6-v2-int8"), so each model's memories are cached apart (a memory refuses another model)."""
-    return "".join(ch if ch.isalnum() or ch in "-." else "-" for ch in Path(embedder).name.lower())
+def model_slug(stamp: str) -> str:
+    """A directory-safe name for an embedder's stamp ("sentence-transformers/all-MiniLM-L6-v2-int8@c92c..." ->
+    "all-minilm-l6-v2-int8-c92c..."), so each model build's memories are cached apart (a memory refuses
+    another model, even one of the same name with other weights)."""
+    return "".join(ch if ch.isalnum() or ch in "-." else "-" for ch in Path(stamp).name.lower().replace("@", "-"))
 
 
-def indexed_memory(root: Path, embedder: str, keep_index: bool = False) -> Path:
+def indexed_memory(root: Path, embedder: str, keep_index: bool = False, stamp: str | None = None) -> Path:
     """The memory of the history under `root/src` indexed with `embedder`, at `root/meaning-<model>/memory`:
     indexed once in a child process (niced) and reused while the engine build is unchanged (`--keep-index`:
     whatever build wrote it). The child's timing is kept in `index-run.json` beside it."""
-    cache = root / f"meaning-{model_slug(embedder)}"
+    cache = root / f"meaning-{model_slug(stamp or embedder)}"
     home = cache / "memory"
     if (cache / "index-run.json").exists() and (keep_index or cache_is_current(cache)):
         return home
@@ -104,21 +105,21 @@ def embedder_of(models) -> str:
     return str(models.embedder_stamp).split("@")[0]
 
 
-def indexed_household(n: int, embedder: str, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
+def indexed_household(n: int, models, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
     root = synthetic_root("household", n, seed)
-    return root, indexed_memory(root, embedder, keep_index)
+    return root, indexed_memory(root, embedder_of(models), keep_index, models.embedder_stamp)
 
 
-def indexed_ops(n: int, embedder: str, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
+def indexed_ops(n: int, models, keep_index: bool = False, seed: int = 7) -> tuple[Path, Path]:
     root = synthetic_root("ops", n, seed)
-    return root, indexed_memory(root, embedder, keep_index)
+    return root, indexed_memory(root, embedder_of(models), keep_index, models.embedder_stamp)
 
 
 def locomo_memory(models, conv, keep_index: bool = False):
     """One LoCoMo conversation's memory with `models`' embedder (`benches/out/locomo-<model>/<conv>`)."""
     from funes_py import Engine
 
-    cache = OUT / f"locomo-{model_slug(embedder_of(models))}" / conv.name
+    cache = OUT / f"locomo-{model_slug(models.embedder_stamp)}" / conv.name
     if not (keep_index or cache_is_current(cache)):
         shutil.rmtree(cache, ignore_errors=True)
     eng = Engine(cache / "memory", models)
@@ -204,7 +205,7 @@ def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, lo
     for n in ns:
         for domain, indexed in (("ops", indexed_ops), ("home", indexed_household)):
             t = time.perf_counter()
-            root, home = indexed(n, embedder, keep_index)
+            root, home = indexed(n, models, keep_index)
             seconds[f"{domain}-{n} index"] = round(time.perf_counter() - t, 1)
             t = time.perf_counter()
             rows += measure_history(Engine(home, models), root, domain, n, models)
