@@ -10,7 +10,7 @@ What each row asks of the engine (recency's `now` pinned to the history's last d
 * `library`: `recall(q, k=8, now=END)`, everything else the library's defaults (hybrid, candidates 30,
   recency 30 days, neighbours 1); `library dense` / `library bm25`: the same with one leg;
 * `service`: the MCP service's recall options with its default configuration and this embedder
-  (`ServiceConfig().recall_options(calibrated_floor(model))`: k 3, candidates 8, identifier guard, the
+  (`ServiceConfig().recall_options(calibrated_floors(model))`: k 3, candidates 8, identifier guard, the
   model's calibrated `min_similarity`, 0.25 for the int8 MiniLM), `now=END`; `service, no floor`: the same
   without `min_similarity`;
 * `service + answer floor`: `service, no floor` behind the proposed answer-level floor `ANSWER_FLOOR`
@@ -43,29 +43,29 @@ from .synthetic import synthetic_root
 
 DOMAINS = {"ops": ("tuning", HISTORY_END), "home": ("held-out", household.HISTORY_END)}
 LOCOMO_SPLIT = 5   # conversations 1-5 tune, the rest are held out
-# The proposed answer-level floor for the int8 MiniLM (nothing when no passage reaches it; queries naming
-# identifiers exempt), emulated with a second recall (`answer_floor_says_nothing`).
+# The answer-level floor of the int8 MiniLM (nothing when no passage reaches it; queries naming identifiers
+# exempt): the engine's `answer_floor`, the service's calibrated default for that model.
 ANSWER_FLOOR = 0.425
 
 
 def service_kwargs(models=None) -> dict:
     """What the MCP service passes to `Engine.recall` with its default configuration and `models`' embedder
-    (its calibrated floor, `convert.floors.calibrated_floor`): the fields of its `RecallOptions` that differ
+    (its calibrated floors, `convert.floors.calibrated_floors`): the fields of its `RecallOptions` that differ
     from the library's."""
     import dataclasses
 
     from funes_py import RecallOptions
-    from funes_py.convert.floors import calibrated_floor
+    from funes_py.convert.floors import calibrated_floors
     from funes_py.server.config import ServiceConfig
 
-    floor = calibrated_floor(models.embedder_name) if models is not None else None
-    opts, base = ServiceConfig().recall_options(floor), RecallOptions()
+    floors = calibrated_floors(models.embedder_name) if models is not None else None
+    opts, base = ServiceConfig().recall_options(floors), RecallOptions()
     return {f.name: getattr(opts, f.name) for f in dataclasses.fields(opts) if getattr(opts, f.name) != getattr(base, f.name)}
 
 
 def configs(now, models=None) -> dict[str, dict]:
     service = {**service_kwargs(models), "now": now}
-    bare = {key: v for key, v in service.items() if key != "min_similarity"}
+    bare = {key: v for key, v in service.items() if key not in ("min_similarity", "answer_floor")}
     return {"library": {"k": 8, "now": now}, "library dense": {"k": 8, "now": now, "legs": "dense"},
             "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": service,
             "service, no floor": bare, "service + answer floor": {**bare, "answer_floor": ANSWER_FLOOR}}
@@ -128,24 +128,9 @@ def locomo_memory(models, conv, keep_index: bool = False):
     return eng
 
 
-def answer_floor_says_nothing(eng, text: str, floor: float) -> bool:
-    """The proposed answer-level floor (`benches/fusion_spec.md`), emulated on the real engine until it has
-    the option: nothing when the query names no identifier and its nearest passage (the dense leg's first,
-    asked with a second recall) is below `floor`."""
-    from .lexical import id_terms
-
-    if id_terms(text):
-        return False
-    best = eng.recall(text, legs="dense", k=1, neighbors=0, half_life_days=0.0)
-    return not best or best[0].similarity < floor
-
-
 def _ask(eng, text: str, answer: str | None, kwargs: dict) -> tuple[int | None, bool]:
-    """(rank of the first passage holding the answer or None, whether nothing came back). The key
-    `answer_floor` in `kwargs` applies `answer_floor_says_nothing` first."""
-    kwargs = dict(kwargs)
-    floor = kwargs.pop("answer_floor", None)
-    hits = [] if floor is not None and answer_floor_says_nothing(eng, text, floor) else eng.recall(text, **kwargs)
+    """(rank of the first passage holding the answer or None, whether nothing came back)."""
+    hits = eng.recall(text, **kwargs)
     if answer is None:
         return None, not hits
     pat = answer_pattern(answer)

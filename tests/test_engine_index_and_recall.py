@@ -164,3 +164,10 @@ def test_answer_floor_reads_the_best_passage_and_spares_identifier_questions(eng
     assert [h.turn_uuid for h in floored] == [h.turn_uuid for h in near]
     # A query naming an identifier is judged by the identifier guard, not by the answer floor.
     assert engine.recall("MT-4471", k=3, answer_floor=0.99)
+
+
+def test_answer_floor_does_not_overrule_a_word_for_word_keyword_match(engine, src):
+    engine.index(src)
+    hits = engine.recall("seal kit Thursday", k=3, answer_floor=0.99)
+    assert hits and "seal kit" in hits[0].text
+    assert engine.recall("gearbox seal wedding", k=3, answer_floor=0.99) == [], "one term matches nowhere"

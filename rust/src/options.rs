@@ -58,7 +58,7 @@ pub struct RecallOptions {
     /// Answer floor: when the query names no identifier and no passage found reaches this cosine
     /// similarity, recall returns nothing. A question about something never discussed still has nearest
     /// passages, but none of them is near: this reads the best of them, where `min_similarity` reads each.
-    /// `None`: off.
+    /// A passage holding every term of the query (a keyword search) overrules it. `None`: off.
     pub answer_floor: Option<f32>,
     /// Relevance guard: when the query names identifiers (`MT-4471`, `P-003`), drop passages that contain
     /// none of them. A question about a machine or ticket never discussed then returns nothing, instead of
