@@ -28,8 +28,11 @@ TITLES = {
     "locomo": "LoCoMo: turn-level recall",
     "floor": "Relevance floor: saying nothing to questions with no answer",
     "charts": "Charts",
+    "korean": "Korean and other languages: models and BM25 analysers side by side",
 }
 PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "charts")
+# Parts a plain `benches.run` leaves out (long: several 10,000-conversation backfills); ask with --parts.
+OPTIONAL_PARTS = ("korean",)
 HEADER = ("# Benchmark results\n\nWritten by `python -m benches.results` from the JSON files of "
           "`python -m benches.run` (see benches/README.md for what is timed and what is excluded). Read the "
           "ratios, not the floors: the machine is shared and absolute times move between runs.\n")
@@ -72,6 +75,10 @@ def render_part(name: str, data: dict, chart_base: str = "charts") -> str:
         body = locomo_recall.render(data)
     elif name == "floor":
         body = floor.render(data)
+    elif name == "korean":
+        from . import multilingual
+
+        body = multilingual.render(data)
     elif name == "charts":
         body = "".join(f"![{k}]({chart_base}/{Path(v).name})\n\n" for k, v in data.get("files", {}).items())
     else:
@@ -88,7 +95,7 @@ def render_targets(results: dict) -> str:
 
 def write(quick: bool = False, path: Path | None = None, parts=PARTS) -> Path:
     path = path or (results_dir(True) / "RESULTS.md" if quick else RESULTS_MD)
-    results = {p: d for p in PARTS if (d := load_result(p, quick)) is not None}
+    results = {p: d for p in PARTS + OPTIONAL_PARTS if (d := load_result(p, quick)) is not None}
     doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
     doc = replace_section(doc, "targets", render_targets(results))
     chart_base = "charts" if not quick else "."

@@ -1,0 +1,265 @@
+"""Korean and mixed Korean/English recall, per embedder and BM25 analyser, and what each model costs.
+
+    python -m benches.run --parts korean                  # Korean, mixed, English at 1,000 and 10,000
+    python -m benches.multilingual --n 1000 --configs minilm-whitespace        # one config, standalone
+
+A config is an embedder and a BM25 analyser (CONFIGS). Each (history, config) gets its own memory
+(`benches/out/multilingual/history-ko-N-s7-<config>/memory`), indexed once in a child process (index
+time, model load and peak RSS recorded as `benches.latency.ensure_indexed` does) and reused while the engine
+build is the same (`--keep-index` trusts an older one). Quality is `quality.measure` on that memory (the same
+legs, phrasings and k as the English table); cost is a child process per (config, N) timing 300 warm
+`recall(q, k=8)` calls with the defaults, long Korean questions in turn, and its peak RSS.
+
+The English history is measured the same way (lang "en"), and LoCoMo with e5 (`locomo`), so a user can
+choose a model per language from one table.
+
+Rows from earlier runs are kept in the result file unless measured again, each with the engine build that
+made it: the whitespace-analyser baseline comes from the build before the bigram analyser existed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .harness import REPO, engine_stamp, load_result, meta, pct, read_jsonl, save_result
+from .history import generate, history_dirname, write_history
+from .latency import OUT, run_child
+
+E5_INT8 = "intfloat/multilingual-e5-small-int8"
+# name -> (embedder for Models.load, None = the default MiniLM; BM25 analyser). The analyser is what the
+# memory was indexed with; "whitespace" is the engine before issue 14 (Lance's simple tokenizer).
+CONFIGS = {
+    "minilm-whitespace": (None, "whitespace"),
+    "minilm-bigram": (None, "bigram"),
+    "e5-bigram": (E5_INT8, "bigram"),
+}
+LABELS = {"minilm-whitespace": "MiniLM + whitespace BM25", "minilm-bigram": "MiniLM + bigram BM25",
+          "e5-bigram": "e5 (int8) + bigram BM25"}  # fmt: skip
+LANGS = ("ko", "mixed", "en")
+SIZES = (1_000, 10_000)
+RECALL_CALLS = 300
+MEMORIES = OUT / "multilingual"
+
+
+def analyzer_of_build() -> str:
+    """The BM25 analyser the compiled engine indexes with: "bigram" once it splits Hangul/Han/Kana runs
+    into character bigrams (issue 14), else "whitespace"."""
+    from funes_py import _funes
+
+    return "bigram" if getattr(_funes, "BM25_ANALYZER_VERSION", 0) >= 2 else "whitespace"
+
+
+# ---------------------------------------------------------------------------------------------------
+# memories
+
+def ensure_history(n: int, lang: str, seed: int = 7) -> Path:
+    root = OUT / history_dirname(n, seed, lang)
+    manifest = root / "manifest.json"
+    if not (manifest.exists() and json.loads(manifest.read_text())["n_conversations"] == n):
+        shutil.rmtree(root, ignore_errors=True)
+        write_history(generate(n, seed=seed, lang=lang), root)
+    return root
+
+
+_INDEX_CODE = (
+    "import json,resource,sys,time\n"
+    "from funes_py import Engine, Models\n"
+    "t0=time.perf_counter(); m=Models.load(embedder=sys.argv[3] or None); load=time.perf_counter()-t0\n"
+    "t1=time.perf_counter(); r=Engine(sys.argv[1], m).index(sys.argv[2]); idx=time.perf_counter()-t1\n"
+    "print(json.dumps({'model_load_s':load,'index_s':idx,'chunks':r.chunks_added,'files':r.files,"
+    "'peak_rss_mb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss//1024}))\n"
+)
+
+
+def ensure_memory(root: Path, config: str, keep_index: bool = False) -> tuple[Path, dict]:
+    """The memory of `root`'s history under `config`, indexed in a child process unless a record of this
+    engine build (or any, with keep_index) exists. Returns (home, index record). Memories live apart from
+    the histories (MEMORIES/<history>-<config>), so the English benchmark's own cache handling, which
+    regenerates a history directory, never drops them."""
+    embedder, analyzer = CONFIGS[config]
+    if analyzer != analyzer_of_build():
+        raise RuntimeError(f"config {config} needs the {analyzer} analyser; this engine build indexes with "
+                           f"{analyzer_of_build()}")  # fmt: skip
+    base = MEMORIES / f"{root.name}-{config}"
+    home, info_path = base / "memory", base / "index-run.json"
+    base.mkdir(parents=True, exist_ok=True)
+    info = json.loads(info_path.read_text()) if info_path.exists() else None
+    if info is None or not (keep_index or info.get("engine") == engine_stamp()):
+        shutil.rmtree(home, ignore_errors=True)
+        info_path.unlink(missing_ok=True)
+        _, _, out = run_child([sys.executable, "-c", _INDEX_CODE, str(home), str(root / "src"), embedder or ""],
+                              env=_env())  # fmt: skip
+        info = json.loads(out.strip().splitlines()[-1]) | {"engine": engine_stamp(), "config": config,
+                                                           "measured_at": time.strftime("%Y-%m-%d %H:%M UTC",
+                                                                                        time.gmtime())}  # fmt: skip
+        info_path.write_text(json.dumps(info, indent=1))
+    return home, info
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+# ---------------------------------------------------------------------------------------------------
+# quality and cost
+
+_COST_CODE = (
+    "import json,resource,sys,time\n"
+    "from funes_py import Engine, Models\n"
+    "from benches.metrics import percentiles\n"
+    "qs=[json.loads(l)['long'] for l in open(sys.argv[3],encoding='utf-8') if l.strip()]\n"
+    "t=time.perf_counter(); eng=Engine(sys.argv[1], Models.load(embedder=sys.argv[2] or None)); "
+    "open_s=time.perf_counter()-t\n"
+    "eng.recall(qs[0], k=8); ms=[]\n"
+    "for i in range(int(sys.argv[4])):\n"
+    "    t=time.perf_counter(); eng.recall(qs[i % len(qs)], k=8); ms.append((time.perf_counter()-t)*1000)\n"
+    "print(json.dumps({'open_s':open_s,'recall_ms':percentiles(ms),"
+    "'rss_mb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss//1024}))\n"
+)
+
+
+def recall_cost(root: Path, home: Path, config: str, calls: int = RECALL_CALLS) -> dict:
+    """Warm recall latency and peak RSS of an engine on `home`, in its own process."""
+    embedder = CONFIGS[config][0]
+    _, _, out = run_child([sys.executable, "-c", _COST_CODE, str(home), embedder or "",
+                           str(root / "questions.jsonl"), str(calls)], env=_env())  # fmt: skip
+    return json.loads(out.strip().splitlines()[-1]) | {"calls": calls}
+
+
+def measure(n: int, lang: str, config: str, keep_index: bool = False, calls: int = RECALL_CALLS) -> dict:
+    """Quality rows and costs for one (history, config)."""
+    from funes_py import Engine, Models
+
+    from . import quality
+
+    root = ensure_history(n, lang)
+    home, info = ensure_memory(root, config, keep_index)
+    eng = Engine(home, Models.load(embedder=CONFIGS[config][0]))
+    rows, misses = quality.measure(eng, root, n)
+    del eng
+    cost = recall_cost(root, home, config, calls)
+    tag = {"n": n, "lang": lang, "model_config": config, "engine": engine_stamp()}
+    return {"key": f"{lang}-{n}-{config}", "rows": [r | tag for r in rows], "misses": [m | tag for m in misses[:5]],
+            "index": info, "cost": cost, **tag}  # fmt: skip
+
+
+def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls: int = RECALL_CALLS,
+        previous: dict | None = None, locomo_conversations: int | None = None) -> dict:  # fmt: skip
+    """Every (lang, size, config) the engine build supports, then LoCoMo with e5 (locomo_conversations=0
+    skips it); earlier results for other keys are kept."""
+    supported = [c for c in (configs or CONFIGS) if CONFIGS[c][1] == analyzer_of_build()]
+    kept = {r["key"]: r for r in (previous or {}).get("runs", [])}
+    for lang in langs:
+        for n in sizes:
+            for config in supported:
+                t = time.perf_counter()
+                kept[f"{lang}-{n}-{config}"] = measure(n, lang, config, keep_index, calls)
+                print(f"korean: {lang} {n:,} {config} in {time.perf_counter() - t:.0f} s", file=sys.stderr,
+                      flush=True)  # fmt: skip
+    order = {lang: i for i, lang in enumerate(LANGS)}
+    out = {"runs": sorted(kept.values(), key=lambda r: (order[r["lang"]], r["n"], list(CONFIGS).index(r["model_config"])))}
+    e5 = [c for c in supported if CONFIGS[c][0] == E5_INT8]
+    if e5 and locomo_conversations != 0:
+        out["locomo"] = locomo(e5[0], locomo_conversations, keep_index)
+    elif (previous or {}).get("locomo"):
+        out["locomo"] = previous["locomo"]  # type: ignore[index]
+    return out
+
+
+def locomo(config: str = "e5-bigram", conversations: int | None = None, keep_index: bool = False) -> dict:
+    """LoCoMo turn recall with `config`'s embedder, each conversation its own memory under
+    benches/out/locomo-<config>/ (MiniLM's stay under benches/out/locomo/)."""
+    from funes_py import Models
+
+    from . import locomo_recall
+
+    data = locomo_recall.run(Models.load(embedder=CONFIGS[config][0]), conversations, keep_index,
+                             cache_root=OUT / f"locomo-{config}")  # fmt: skip
+    return data | {"model_config": config, "engine": engine_stamp()}
+
+
+# ---------------------------------------------------------------------------------------------------
+# rendering
+
+def _cell(rows: list[dict], lang: str, n: int, style: str, config: str, legs: str) -> str:
+    for r in rows:
+        if (r["lang"], r["n"], r["style"], r["model_config"], r["config"]) == (lang, n, style, config, legs):
+            return f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}"
+    return "–"
+
+
+def render(data: dict) -> str:
+    runs = data.get("runs", [])
+    rows = [r for run in runs for r in run["rows"]]
+    configs = [c for c in CONFIGS if any(run["model_config"] == c for run in runs)]
+    out = ""
+    for lang, title in (("ko", "Korean"), ("mixed", "Mixed Korean/English"), ("en", "English")):
+        sizes = sorted({r["n"] for r in runs if r["lang"] == lang})
+        if not sizes:
+            continue
+        out += f"**{title} history**, hit@1 / @3 / @8 in % of 100 questions (hybrid; bm25 and dense legs alone):\n\n"
+        out += "| conversations | questions | leg | " + " | ".join(LABELS[c] for c in configs) + " |\n"
+        out += "|---|---|---|" + "---|" * len(configs) + "\n"
+        for n in sizes:
+            for style in ("long", "short"):
+                for legs in ("hybrid", "bm25", "dense"):
+                    cells = [_cell(rows, lang, n, style, c, legs) for c in configs]
+                    out += f"| {n:,} | {style} | {legs} | " + " | ".join(cells) + " |\n"
+        out += "\n"
+    out += ("Cost per model: index from scratch in a child process (model load excluded), its "
+            "peak RSS; warm `recall(q, k=8)` with the defaults, 300 calls in a fresh process, and that process's "
+            "peak RSS.\n\n| model + analyser | history | index s | index peak RSS MB | recall p50 / p95 ms | "
+            "recall RSS MB | engine build |\n|---|---|---|---|---|---|---|\n")  # fmt: skip
+    for run in runs:
+        i, c = run["index"], run["cost"]
+        out += (f"| {LABELS[run['model_config']]} | {run['lang']} {run['n']:,} | {i['index_s']:.0f} | "
+                f"{i['peak_rss_mb']} | {c['recall_ms']['p50']:.1f} / {c['recall_ms']['p95']:.1f} | {c['rss_mb']} | "
+                f"{run['engine']} |\n")  # fmt: skip
+    if data.get("locomo"):
+        out += "\n" + render_locomo(data["locomo"], load_result("locomo", False))
+    return out
+
+
+def render_locomo(e5: dict, minilm: dict | None) -> str:
+    """LoCoMo turn recall with e5 beside MiniLM's (from run-locomo.json, when it exists)."""
+    out = (f"**LoCoMo** with {LABELS[e5['model_config']]} ({e5['questions']:,} questions, "
+           f"{len(e5['conversations'])} conversations), turn recall @1 / @5 / @10 in %:\n\n"
+           "| legs | e5 | MiniLM (run-locomo.json) |\n|---|---|---|\n")  # fmt: skip
+    for legs in e5["tables"]:
+        cells = []
+        for data in (e5, minilm):
+            a = (data or {}).get("tables", {}).get(legs, {}).get("ALL")
+            cells.append("–" if not a else " / ".join(pct(a[f"turn_recall@{k}"], 1) for k in (1, 5, 10)))
+        out += f"| {legs} | " + " | ".join(cells) + " |\n"
+    return out + f"\ne5 memories built by engine {e5['engine']}.\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benches.multilingual", description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=list(SIZES))
+    ap.add_argument("--langs", nargs="+", default=list(LANGS), choices=LANGS)
+    ap.add_argument("--configs", nargs="+", choices=list(CONFIGS), help="default: all the build supports")
+    ap.add_argument("--calls", type=int, default=RECALL_CALLS)
+    ap.add_argument("--keep-index", action="store_true")
+    ap.add_argument("--locomo-conversations", type=int, help="LoCoMo conversations with e5 (default all, 0: none)")
+    args = ap.parse_args(argv)
+    command = "python -m benches.multilingual" + "".join(" " + a for a in (argv if argv is not None else sys.argv[1:]))
+    t0 = time.perf_counter()
+    data = run(args.n, args.langs, args.configs, args.keep_index, args.calls, load_result("korean", False),
+               args.locomo_conversations)
+    data["meta"] = meta("korean", command, False, time.perf_counter() - t0)
+    print(render(data))
+    print(save_result("korean", False, data), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
