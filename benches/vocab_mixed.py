@@ -2,8 +2,9 @@
 Korean engineers actually type (`Grundfos 펌프에서 seal leak`, `SAP 정산 export`, `Grafana 대시보드`).
 
 Everything not redefined here is `vocab_ko`'s. The topics are where the languages mix: a fact is stated with
-the English term (or a product name) and its question paraphrases it in Korean, so finding it takes a model
-that reads both (`seal leak` said, `씰에서 새는 문제` asked). Keywords stay as people would search them.
+the English term or a product name, and its question paraphrases it in Korean around the same English head
+word, as the English questions keep theirs (`seal leak` said, `seal이 새는 문제` asked); a few share nothing
+(`leak test` said, `기밀 테스트` asked), so reading both languages counts. Keywords stay as people search.
 """
 
 from .vocab_ko import *  # noqa: F403  (the Korean lists this module does not redefine)
@@ -15,66 +16,66 @@ MACHINE_TYPES = {
 
 # (fact phrase, question paraphrase, keyword, machine prefixes it can happen to)
 SYMPTOMS = (
-    ("seal leak", "씰에서 새는 문제", "seal leak", "PMKB"),
-    ("vibration alarm 반복", "계속 울리는 진동 경보", "vibration alarm", "PKFMGC"),
-    ("bearing overheat", "베어링이 뜨거워지는 문제", "bearing", "PKFCMG"),
-    ("oil leak", "기름이 새는 문제", "oil leak", "KTGB"),
-    ("VFD overcurrent trip", "인버터 과전류 차단", "VFD trip", "PKCFM"),
-    ("discharge pressure drop", "토출 압력이 떨어지는 현상", "pressure drop", "PKB"),
-    ("grinding noise", "긁히는 듯한 소리", "grinding noise", "PKCFMG"),
-    ("restart fail", "멈춘 뒤 다시 안 켜지는 문제", "restart fail", "KCGBM"),
-    ("온도 sensor drift", "온도 값이 조금씩 틀어지는 문제", "sensor drift", "TBKGF"),
-    ("belt slip", "벨트가 헛도는 문제", "belt slip", "CF"),
-    ("coupling misalignment", "축이음이 어긋난 문제", "coupling", "PKFGM"),
-    ("insulation fault alarm", "절연 이상 알람", "insulation fault", "TG"),
+    ("seal leak", "seal이 새는 문제", "seal leak", "PMKB"),
+    ("vibration alarm 반복", "계속 울리는 vibration 경보", "vibration alarm", "PKFMGC"),
+    ("bearing overheat", "bearing이 뜨거워지는 문제", "bearing", "PKFCMG"),
+    ("oil leak", "oil이 새는 문제", "oil leak", "KTGB"),
+    ("VFD overcurrent trip", "VFD 과전류 차단", "VFD trip", "PKCFM"),
+    ("discharge pressure drop", "토출 pressure가 떨어지는 현상", "pressure drop", "PKB"),
+    ("grinding noise", "grinding 소리", "grinding noise", "PKCFMG"),
+    ("restart fail", "멈춘 뒤 restart가 안 되는 문제", "restart fail", "KCGBM"),
+    ("온도 sensor drift", "온도 sensor 값이 틀어지는 문제", "sensor drift", "TBKGF"),
+    ("belt slip", "belt가 헛도는 문제", "belt slip", "CF"),
+    ("coupling misalignment", "정렬이 틀어진 coupling", "coupling", "PKFGM"),
+    ("insulation fault alarm", "insulation 이상 알람", "insulation fault", "TG"),
 )
 
 # (fact phrase, question paraphrase, keyword)
 CHECKS = (
-    ("final QC", "출하 직전 마지막 점검", "final QC"),
+    ("final QC", "출하 전 final 점검", "final QC"),
     ("IQC 수입 검사", "입고 부품 확인", "IQC"),
     ("leak test", "기밀 테스트", "leak test"),
-    ("CMM 치수 검사", "3차원 측정", "CMM 치수"),
-    ("visual inspection", "눈으로 보는 점검", "visual"),
-    ("torque audit", "체결력 확인", "torque"),
-    ("weld inspection", "용접부 점검", "weld"),
-    ("cross-cut adhesion test", "도막 밀착 테스트", "adhesion"),
-    ("EOL test", "완성품 작동 테스트", "EOL"),
-    ("FAI 초도품 검사", "첫 생산품 확인", "FAI 초도품"),
+    ("CMM 치수 검사", "CMM 측정", "CMM 치수"),
+    ("visual inspection", "visual 점검", "visual"),
+    ("torque audit", "torque 확인", "torque"),
+    ("weld inspection", "weld 부위 점검", "weld"),
+    ("cross-cut adhesion test", "도막 adhesion 테스트", "adhesion"),
+    ("EOL test", "end-of-line 테스트", "EOL test"),
+    ("FAI 초도품 검사", "FAI 초도 생산품 확인", "FAI 초도품"),
     ("X-ray 검사", "방사선 투과 검사", "X-ray"),
-    ("seal integrity check", "밀봉 상태 테스트", "seal integrity"),
+    ("seal integrity check", "seal integrity 테스트", "seal integrity"),
 )
 
 # (fact phrase, question paraphrase, keyword)
 JOBS = (
-    ("SAP 야간 정산 export", "밤사이 도는 정산 추출", "SAP export"),
-    ("AMI 검침 import", "계량기 값 적재", "AMI import"),
-    ("shift handover report", "근무 교대 때 나가는 보고서", "handover report"),
-    ("PI historian backup", "히스토리언 데이터 백업본", "historian backup"),
-    ("spare parts reorder sync", "스페어 발주 연동", "reorder sync"),
-    ("Maximo 정비 일정 rebuild", "정비 계획표 다시 만들기", "Maximo rebuild"),
-    ("Grafana 에너지 rollup", "전력 소비 합산", "energy rollup"),
-    ("MES 품질 데이터 upload", "QC 결과 올리기", "MES upload"),
-    ("invoice reconciliation batch", "청구서 맞춰 보기", "invoice reconciliation"),
-    ("CMMS work order sync", "설비관리 시스템 작업지시 연동", "work order sync"),
-    ("calibration report", "계측기 보정 리포트", "calibration"),
-    ("Workday 근태 export", "급여용 근무시간 추출", "Workday export"),
+    ("SAP 야간 정산 export", "밤사이 도는 SAP 정산 추출", "SAP export"),
+    ("AMI 검침 import", "AMI 검침 데이터 적재", "AMI import"),
+    ("shift handover report", "교대 때 나가는 handover 보고서", "handover report"),
+    ("PI historian backup", "historian 데이터 백업본", "historian backup"),
+    ("spare parts reorder sync", "spare parts 발주 연동", "reorder sync"),
+    ("Maximo 정비 일정 rebuild", "Maximo 정비 계획 다시 만들기", "Maximo rebuild"),
+    ("Grafana 에너지 rollup", "Grafana 에너지 소비 합산", "energy rollup"),
+    ("MES 품질 데이터 upload", "MES에 QC 결과 올리기", "MES upload"),
+    ("invoice reconciliation batch", "invoice 맞춰 보기", "invoice reconciliation"),
+    ("CMMS work order sync", "CMMS 작업지시 연동", "work order sync"),
+    ("calibration report", "계측기 calibration 리포트", "calibration"),
+    ("Workday 근태 export", "Workday 급여용 근무시간 추출", "Workday export"),
 )
 
 # (fact phrase, question paraphrase, keyword)
 PROJECTS = (
-    ("switchgear upgrade", "수배전 설비 갱신", "switchgear"),
-    ("roof repair", "옥상 방수 공사", "roof repair"),
+    ("switchgear upgrade", "switchgear 교체 공사", "switchgear"),
+    ("roof repair", "roof 방수 공사", "roof repair"),
     ("SCADA migration", "새 SCADA로 옮기는 작업", "SCADA migration"),
-    ("cooling tower retrofit", "쿨링타워 개선 공사", "cooling tower"),
-    ("control room refit", "중앙 통제실 개보수", "control room"),
-    ("fire suppression upgrade", "화재 진압 시스템 공사", "fire suppression"),
-    ("backup generator 교체", "예비 발전기 바꾸는 건", "backup generator"),
+    ("cooling tower retrofit", "cooling tower 개선 공사", "cooling tower"),
+    ("control room refit", "control room 개보수", "control room"),
+    ("fire suppression upgrade", "fire suppression 설비 공사", "fire suppression"),
+    ("backup generator 교체", "예비 generator 바꾸는 건", "backup generator"),
     ("LED lighting retrofit", "조명을 LED로 바꾸는 공사", "LED lighting"),
-    ("compressed air ring main", "에어 라인 배관 공사", "ring main"),
-    ("perimeter fence 교체", "새 울타리 설치", "fence"),
-    ("dosing system upgrade", "약품 투입 장치 업그레이드", "dosing"),
-    ("Toyota 지게차 fleet renewal", "지게차 신규 도입", "forklift fleet"),
+    ("compressed air ring main", "compressed air 배관 공사", "ring main"),
+    ("perimeter fence 교체", "새 perimeter 울타리 설치", "fence"),
+    ("dosing system upgrade", "약품 dosing 장치 업그레이드", "dosing"),
+    ("Toyota 지게차 fleet renewal", "지게차 fleet 신규 도입", "forklift fleet"),
 )
 
 FOODS = ("Subway 샌드위치", "돈가스", "편의점 삼각김밥", "회사 앞 칼국수", "어제 남은 떡볶이", "제육볶음 정식",

@@ -172,13 +172,11 @@ def test_mixed_history_puts_english_names_in_korean_sentences():
                           if w not in ("MT", "DR", "BLD"))
     assert sum(1 for t in facts if re.search(r"[A-Za-z]{3,}", t) and HANGUL.search(t)) > 0.6 * len(facts)
     assert {"Grundfos", "SAP", "SCADA"} & set(latin_words)
-    # A topic stated in English is asked about in Korean: the question uses none of the topic's English
-    # words (product names and acronyms such as SCADA may stay, as people keep them in Korean too).
-    english_topics = [q for q in h.questions if re.fullmatch(r"[A-Za-z -]+", q["key"]["topic"])]
-    assert len(english_topics) > 40
-    for q in english_topics:
-        topic_words = set(re.findall(r"\b[a-z]+\b", q["key"]["topic"]))
-        assert not topic_words & set(re.findall(r"[a-z]+", q["long"].lower())), q
+    # Questions are Korean sentences too, many around an English word; a few topics are asked in Korean only.
+    questions = [q["long"] for q in h.questions]
+    assert all(HANGUL.search(q) for q in questions)
+    with_english = [q for q in questions if re.search(r"[A-Za-z]{3,}", q)]
+    assert 0.4 * len(questions) < len(with_english) < len(questions)
 
 
 def test_hit_at_k_reads_a_particle_after_a_code_as_a_boundary():
