@@ -158,11 +158,14 @@ def measure(n: int, lang: str, config: str, keep_index: bool = False, calls: int
 
 
 def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls: int = RECALL_CALLS,
-        previous: dict | None = None, locomo_conversations: int | None = None) -> dict:  # fmt: skip
+        previous: dict | None = None, locomo_conversations: int | None = None, on_progress=None) -> dict:  # fmt: skip
     """Every (lang, size, config) the engine build supports, then LoCoMo with e5 (locomo_conversations=0
-    skips it); earlier results for other keys are kept."""
+    skips it); earlier results for other keys are kept. `on_progress(data)` after each measurement, so a
+    long run that is stopped keeps what it measured."""
     supported = [c for c in (configs or DEFAULT_CONFIGS) if CONFIGS[c][1] == analyzer_of_build()]
     kept = {r["key"]: r for r in (previous or {}).get("runs", [])}
+    out: dict = {"locomo": previous["locomo"]} if (previous or {}).get("locomo") else {}  # type: ignore[index]
+    order = {lang: i for i, lang in enumerate(LANGS)}
     for lang in langs:
         for n in sizes:
             for config in supported:
@@ -170,13 +173,14 @@ def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls:
                 kept[f"{lang}-{n}-{config}"] = measure(n, lang, config, keep_index, calls)
                 print(f"korean: {lang} {n:,} {config} in {time.perf_counter() - t:.0f} s", file=sys.stderr,
                       flush=True)  # fmt: skip
-    order = {lang: i for i, lang in enumerate(LANGS)}
-    out = {"runs": sorted(kept.values(), key=lambda r: (order[r["lang"]], r["n"], list(CONFIGS).index(r["model_config"])))}
+                out["runs"] = sorted(kept.values(), key=lambda r: (order[r["lang"]], r["n"],
+                                                                  list(CONFIGS).index(r["model_config"])))  # fmt: skip
+                if on_progress:
+                    on_progress(out)
+    out.setdefault("runs", list(kept.values()))
     e5 = [c for c in supported if CONFIGS[c][0] == E5_INT8]
     if e5 and locomo_conversations != 0:
         out["locomo"] = locomo(e5[0], locomo_conversations, keep_index)
-    elif (previous or {}).get("locomo"):
-        out["locomo"] = previous["locomo"]  # type: ignore[index]
     return out
 
 
@@ -260,11 +264,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     command = "python -m benches.multilingual" + "".join(" " + a for a in (argv if argv is not None else sys.argv[1:]))
     t0 = time.perf_counter()
+
+    def save(data: dict) -> None:
+        save_result("korean", False, data | {"meta": meta("korean", command, False, time.perf_counter() - t0)})
+
     data = run(args.n, args.langs, args.configs, args.keep_index, args.calls, load_result("korean", False),
-               args.locomo_conversations)
-    data["meta"] = meta("korean", command, False, time.perf_counter() - t0)
+               args.locomo_conversations, on_progress=save)  # fmt: skip
+    save(data)
     print(render(data))
-    print(save_result("korean", False, data), file=sys.stderr)
     return 0
 
 

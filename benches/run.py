@@ -118,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
             from . import multilingual
 
             sizes = [n for n in args.n if n in multilingual.SIZES] or args.n
+            def progress(data: dict, part: str = part, t0: float = t0) -> None:  # a stopped run keeps its rows
+                save_result(part, args.quick, data | {"meta": meta(part, command, args.quick, time.perf_counter() - t0)})
+
             done(part, multilingual.run(sizes, keep_index=args.keep_index, previous=load_result(part, args.quick),
-                                        locomo_conversations=args.locomo_conversations), t0)  # fmt: skip
+                                        locomo_conversations=args.locomo_conversations, on_progress=progress), t0)  # fmt: skip
         elif part == "charts":
             have = {p: results.get(p) or load_result(p, args.quick) for p in ("latency", "quality")}
             out_dir = results_dir(True) if args.quick else charts.CHART_DIR
