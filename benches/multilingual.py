@@ -58,7 +58,8 @@ def analyzer_of_build() -> str:
     into character bigrams (issue 14), else "whitespace"."""
     from funes_py import _funes
 
-    return "bigram" if getattr(_funes, "BM25_ANALYZER_VERSION", 0) >= 2 else "whitespace"
+    version = getattr(_funes, "ANALYZER_VERSION", getattr(_funes, "BM25_ANALYZER_VERSION", 1))
+    return "bigram" if version >= 2 else "whitespace"
 
 
 # ---------------------------------------------------------------------------------------------------
