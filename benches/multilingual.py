@@ -25,6 +25,7 @@ import os
 import shutil
 import sys
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from .harness import REPO, engine_stamp, load_result, meta, pct, read_jsonl, save_result
@@ -53,13 +54,25 @@ RECALL_CALLS = 300
 MEMORIES = OUT / "multilingual"
 
 
+@lru_cache(maxsize=1)
 def analyzer_of_build() -> str:
     """The BM25 analyser the compiled engine indexes with: "bigram" once it splits Hangul/Han/Kana runs
-    into character bigrams (issue 14), else "whitespace"."""
-    from funes_py import _funes
+    into character bigrams (issue 14), else "whitespace". Asked of the engine itself: a one-turn memory
+    holding `서버가` is searched for `서버` through BM25 alone."""
+    import tempfile
 
-    version = getattr(_funes, "ANALYZER_VERSION", getattr(_funes, "BM25_ANALYZER_VERSION", 1))
-    return "bigram" if version >= 2 else "whitespace"
+    from funes_py import Engine, Models
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src" / "probe.funes.jsonl"
+        src.parent.mkdir()
+        turn = {"session_id": "probe", "turn_uuid": "probe-1", "seq": 0, "ts": "2026-01-01T00:00:00Z",
+                "role": "user", "harness": "probe", "blocks": [{"block_type": "text", "text": "서버가 다운됐어요"}]}
+        src.write_text(json.dumps(turn, ensure_ascii=False) + "\n", encoding="utf-8")
+        eng = Engine(Path(tmp) / "memory", Models.load())
+        eng.index(src.parent)
+        found = eng.recall("서버", k=1, legs="bm25", neighbors=0)
+    return "bigram" if found else "whitespace"
 
 
 # ---------------------------------------------------------------------------------------------------
