@@ -17,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benches import vocab  # noqa: E402
-from benches.history import (HISTORY_END, HISTORY_START, check_history, generate,  # noqa: E402
-                             write_history)
+from benches.history import HISTORY_END, HISTORY_START, check_history, generate, write_history  # noqa: E402
 from benches.metrics import contains_answer  # noqa: E402
 
 ANSWER_FORMS = {

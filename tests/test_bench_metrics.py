@@ -7,8 +7,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benches.metrics import (first_distinct, hit_at_k, hit_rates, percentiles,  # noqa: E402
-                             turn_recall_at_k, turn_recall_table)
+from benches.metrics import first_distinct, hit_at_k, hit_rates, percentiles, turn_recall_at_k, turn_recall_table  # noqa: E402
 
 
 @pytest.mark.parametrize("text", [

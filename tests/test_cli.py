@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+
 from conftest import write_conversation
 
 pytestmark = pytest.mark.models
@@ -77,3 +78,22 @@ def test_exit_codes(indexed, tmp_path):
     assert run("recall", home=indexed, check=False).returncode == 2
     bad = run("recall", "x", "--since", "someday", home=indexed, check=False)
     assert bad.returncode == 1 and "someday" in bad.stderr
+
+
+def test_home_goes_before_or_after_the_command(indexed, tmp_path):
+    elsewhere = tmp_path / "not-this-one"  # $FUNES_HOME points elsewhere: only --home can find the memory
+    after = run("recall", "--home", str(indexed), "--json", "-k", "3", "--", "-k", "100", home=elsewhere)
+    assert any("-k 100" in h["text"] for h in json.loads(after.stdout))
+    before = run("--home", str(indexed), "recall", "--json", "-k", "3", "--", "-k", "100", home=elsewhere)
+    turns = lambda p: [h["turn_uuid"] for h in json.loads(p.stdout)]  # noqa: E731 (scores move with the clock)
+    assert turns(before) == turns(after)
+    # The command's own --home wins over one given before it.
+    both = run("--home", str(elsewhere), "status", "--home", str(indexed), home=elsewhere)
+    assert "chunks: 4" in both.stdout
+
+
+def test_every_command_names_the_memory_option_and_version_is_printed(indexed):
+    for cmd in ("index", "recall", "get", "scan", "sessions", "sketch", "status", "forget", "models"):
+        help_text = run(cmd, "--help", home=indexed).stdout
+        assert "--home" in help_text and "FUNES_HOME" in help_text, cmd
+    assert run("--version", home=indexed).stdout.startswith("funes-py ")

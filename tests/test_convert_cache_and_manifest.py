@@ -15,9 +15,8 @@ import numpy as np
 import onnx
 import pytest
 
-from funes_py.convert import CONVERTER_VERSION, build_model, default_embedder_dir, list_models, resolve
+from funes_py.convert import CONVERTER_VERSION, build_model, default_embedder_dir, list_models, registry, resolve
 from funes_py.convert import build as build_mod
-from funes_py.convert import registry
 from funes_py.convert.random_model import write_random_model
 
 PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from conftest import write_conversation
+from funes_py import InvalidInputError
 
 pytestmark = pytest.mark.models
 
@@ -32,7 +34,7 @@ def test_forget_removes_the_session_everywhere(engine, tmp_path):
     assert report.found and report.rows_removed == 2 and report.turns_removed == 2
 
     assert all(h.session_id != "gone" for h in engine.recall(f"vault code word {SECRET}", k=8))
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidInputError, match="not found"):
         engine.get("gone")
     assert engine.scan("keep", SECRET) == []
     assert SECRET.encode() not in _all_bytes(home), "forgotten text is still on disk"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import write_conversation
 
 pytestmark = pytest.mark.models

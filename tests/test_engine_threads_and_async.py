@@ -1,4 +1,5 @@
-"""One Engine shared by Python threads and asyncio callers: results agree with the sequential ones."""
+"""One Engine shared by Python threads and asyncio callers (through threads): results agree with the
+sequential ones."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+
 from conftest import write_conversation
 
 pytestmark = pytest.mark.models
@@ -33,11 +35,11 @@ def test_threads_share_an_engine(indexed):
     assert expected[:6] == [f"c{i}" for i in range(6)]
 
 
-def test_async_twins(indexed, tmp_path):
+def test_asyncio_callers_run_it_in_threads(indexed, tmp_path):
     async def main():
-        hits = await asyncio.gather(*(indexed.arecall(f"line L-{i}0 QC", k=1) for i in range(6)))
+        hits = await asyncio.gather(*(asyncio.to_thread(indexed.recall, f"line L-{i}0 QC", k=1) for i in range(6)))
         write_conversation(tmp_path / "more" / "n.funes.jsonl", "n", [("user", "Kiln K-099 overheated.")])
-        rep = await indexed.aindex(tmp_path / "more")
+        rep = await asyncio.to_thread(indexed.index, tmp_path / "more")
         return hits, rep
 
     hits, rep = asyncio.run(main())

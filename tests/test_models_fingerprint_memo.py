@@ -7,6 +7,7 @@ import json
 import os
 
 import pytest
+
 from funes_py.convert import fingerprints, resolve
 from funes_py.convert.random_model import write_random_model
 

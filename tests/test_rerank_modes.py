@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from conftest import write_conversation
 
 pytestmark = pytest.mark.models
@@ -92,7 +93,7 @@ def test_rerank_on_scores_by_the_cross_encoder(reranking):
     # With candidates above the memory's size the pool is every chunk: the hits are its top k by logit.
     every = [t for turns in CONVERSATIONS.values() for _, t in turns]
     logits = models.rerank_scores(QUERY, every)
-    best = sorted(zip(logits, every), key=lambda p: p[0], reverse=True)[:k]
+    best = sorted(zip(logits, every, strict=True), key=lambda p: p[0], reverse=True)[:k]
     assert [h.text for h in hits] == [t for _, t in best]
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from service_helpers import ALICE, Server
 
 from funes_py.server.auth import tenant_id
 from funes_py.server.indexer import read_stamp
+from service_helpers import ALICE, Server
 
 pytestmark = pytest.mark.models
 

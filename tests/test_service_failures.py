@@ -4,10 +4,10 @@ tenant hash, never to the agent. Real server, real MCP client, real engine; the 
 from __future__ import annotations
 
 import pytest
-from service_helpers import ALICE, Server, ingest_demo
 
 from funes_py.server.auth import tenant_id
 from funes_py.server.passages import UNAVAILABLE
+from service_helpers import ALICE, Server, ingest_demo
 
 pytestmark = pytest.mark.models
 

@@ -11,10 +11,11 @@ from collections.abc import Iterator
 import httpx
 import jwt
 import pytest
-from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, Server, mcp_post_status
 
+from funes_py.render import format_passages as render
 from funes_py.server.auth import tenant_id
-from funes_py.server.passages import UNAVAILABLE, passage_count, render
+from funes_py.server.passages import UNAVAILABLE, passage_count
+from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, Server, mcp_post_status
 
 pytestmark = pytest.mark.models
 
@@ -94,7 +95,7 @@ def test_mcp_needs_a_valid_token(server: Server) -> None:
     assert mcp_post_status(server.url, expired) == 401
     unsigned = jwt.encode({"sub": "alice"}, None, algorithm="none")
     assert mcp_post_status(server.url, unsigned) == 401
-    with pytest.raises(Exception):  # the client sees the 401 as an error and no tool runs
+    with pytest.raises(Exception):  # noqa: B017 - the client raises its own transport error types for a 401; no tool runs
         server.recall("nope", "anything")
 
 

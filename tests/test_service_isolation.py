@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from service_helpers import ALICE, BOB, CAROL, Server, ingest_demo
 
 from funes_py.server.auth import tenant_id
 from funes_py.server.demo_data import (
@@ -16,6 +15,7 @@ from funes_py.server.demo_data import (
     NEGATIVE_QUESTION,
 )
 from funes_py.server.passages import NO_MEMORY, UNAVAILABLE, passage_count
+from service_helpers import ALICE, BOB, CAROL, Server, ingest_demo
 
 pytestmark = pytest.mark.models
 
@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def test_alice_gets_her_facts(server: Server) -> None:
     answers = server.recall_many(ALICE, [q for q, _ in ALICE_QUESTIONS])
-    for (question, expected), answer in zip(ALICE_QUESTIONS, answers):
+    for (question, expected), answer in zip(ALICE_QUESTIONS, answers, strict=True):
         assert answer != UNAVAILABLE
         for needle in expected:
             assert needle in answer, f"{question!r} -> {answer}"
@@ -52,7 +52,7 @@ def test_bob_never_sees_alice(server: Server) -> None:
         "*",
     ]
     answers = server.recall_many(BOB, queries)
-    for query, answer in zip(queries, answers):
+    for query, answer in zip(queries, answers, strict=True):
         assert answer != UNAVAILABLE
         leaked = [m for m in ALICE_ONLY_MARKERS if m in answer]
         assert not leaked, f"bob asked {query!r} and got alice's {leaked}:\n{answer}"

@@ -5,10 +5,10 @@ fp32 MiniLM, the second the service default (the same model quantized to int8, a
 from __future__ import annotations
 
 import pytest
-from service_helpers import ALICE, Server, ingest_demo
 
 from funes_py.server.demo_data import ALICE_QUESTIONS
 from funes_py.server.passages import UNAVAILABLE
+from service_helpers import ALICE, Server, ingest_demo
 
 pytestmark = pytest.mark.models
 

@@ -7,6 +7,18 @@
 
 Names are imported lazily (PEP 562), so ``funes_py.convert`` and ``funes_py.config`` work without loading
 the compiled engine or numpy.
+
+Where things go (the Rust side's layers and recipes are in ``rust/src/lib.rs``):
+
+* ``engine``, ``models``, ``options`` (``RecallOptions``), ``render`` (hits as text), ``errors``: the API.
+* ``config``: the one reader of ``FUNES_*`` variables; every configuration is a dataclass of ``env_field``s.
+* ``cli/``: the commands (``memory``, ``models``, exit codes in ``exits``).
+* ``convert/``: safetensors → ONNX, the model registry and cache (no engine needed).
+* ``server/``: the MCP recall service; ``sources/``: readers of other histories; ``proxy/``: the archive proxy.
+
+Recipes: a recall option → ``options.py`` plus the three Rust places named in ``lib.rs``; an MCP tool →
+``server/mcp_tool.py`` (+ ``render.py`` for its text, ``server/config.py`` for its settings); a model family →
+``convert/`` (``spec``, ``graph``, ``reference``, ``registry``); an input format → one module in ``sources/``.
 """
 
 from __future__ import annotations
@@ -17,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS = {
     "Engine": "engine",
     "Models": "models",
+    "RecallOptions": "options",
     "format_hits": "render",
     "NOTHING": "render",
     "FunesError": "errors",
@@ -78,4 +91,5 @@ if TYPE_CHECKING:
         StorageError,
     )
     from .models import Models
+    from .options import RecallOptions
     from .render import NOTHING, format_hits

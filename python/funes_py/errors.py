@@ -3,8 +3,9 @@
 ::
 
     FunesError
-    ├── ModelMismatchError   the memory was built with another embedding model (message says how to rebuild)
-    ├── MemoryLockedError    another index run holds the writer lock
+    ├── ModelMismatchError   the memory was built with another embedding model (message says how to rebuild;
+    │                        attributes ``stored``, ``loaded``, ``home``)
+    ├── MemoryLockedError    another index run holds the writer lock (attribute ``home``)
     ├── InvalidInputError    empty query, bad date, unknown session or turn
     ├── ModelError           a model could not be loaded or run
     └── StorageError         the Lance dataset could not be read or written

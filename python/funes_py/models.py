@@ -20,7 +20,7 @@ import numpy as np
 from . import _funes
 from .config import settings
 
-_CACHE: dict[tuple[str, str | None, int, int], "Models"] = {}
+_CACHE: dict[tuple[str, str | None, int, int], Models] = {}
 _LOCK = threading.Lock()
 
 
@@ -60,7 +60,7 @@ class Models:
         reranker: str | os.PathLike[str] | None = None,
         sessions: int | None = None,
         query_threads: int | None = None,
-    ) -> "Models":
+    ) -> Models:
         """Loads (or returns the already loaded) models. ``embedder``/``reranker``: a model directory or the
         name of a cached model; ``None`` reads ``FUNES_EMBEDDER`` / ``FUNES_RERANKER``, then the defaults
         (the packaged all-MiniLM-L6-v2; no reranker). ``query_threads``: threads for one query's embedding

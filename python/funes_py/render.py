@@ -1,34 +1,55 @@
-"""The agent text format of recall results (documented in the README, pinned by tests).
+"""Recall hits as text, in two forms that share their dates, cuts and empty answer.
 
-Per hit::
+``format_hits`` (the library and the CLI): one block per hit, with its session id and block type, so a
+reader can ask ``get`` for more::
 
     [2026-10-08 09:14 UTC] assistant · conv-0042 · text
     <the passage, verbatim>
       ~ user #3: <preview of the neighbouring turn>
     ---
 
-Dates come first so a reader can weigh old against new; the session id is kept so a reader can ask
-``get`` for more; neighbouring turns are one-line previews so the question that led to an answer shows.
+``format_passages`` (the MCP tool): an agent that cannot run ``get`` sees no ids; a hit and its neighbouring
+turns are merged into one run of consecutive turns with any other hit of the same conversation that
+touches it, so no turn is printed twice::
+
+    Earlier conversations, quoted verbatim (best match first):
+
+    [2026-10-08 09:14 UTC]
+    user: Did last night's batch finish?
+    assistant: Two jobs failed: the settlement feed ...
+      (continuation lines are indented)
+
+Dates come first so a reader can weigh old against new, always in UTC. An empty answer is ``NOTHING``.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 NOTHING = "Nothing relevant found in earlier conversations."
+INTRO = "Earlier conversations, quoted verbatim (best match first):"
 
 
-def short_ts(ts: str) -> str:
-    """``2026-10-08T09:14:00Z`` → ``2026-10-08 09:14 UTC``; anything else as stored."""
-    if len(ts) >= 16 and ts[10] == "T":
-        tail = " UTC" if ts.endswith("Z") or ts.endswith("+00:00") else ""
-        return f"{ts[:10]} {ts[11:16]}{tail}"
-    return ts
+def format_ts(ts: str) -> str:
+    """'2026-10-08T09:14:00+02:00' -> '2026-10-08 07:14 UTC' (naive times are taken as UTC); anything that is
+    not a time, as stored."""
+    try:
+        t = dt.datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return str(ts)
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+# --- the library's form --------------------------------------------------------------------------
 
 
 def format_hit(hit: Any) -> str:
-    lines = [f"[{short_ts(hit.ts)}] {hit.role} · {hit.session_id} · {hit.block_type}", hit.text]
+    lines = [f"[{format_ts(hit.ts)}] {hit.role} · {hit.session_id} · {hit.block_type}", hit.text]
     for n in hit.neighbors:
         lines.append(f"  ~ {n.role} #{n.seq}: {n.text}")
     lines.append("---")
@@ -36,8 +57,8 @@ def format_hit(hit: Any) -> str:
 
 
 def format_hits(hits: Sequence[Any], max_chars: int | None = None) -> str:
-    """Hits in the agent format; ``NOTHING`` when there are none. With ``max_chars`` whole hits are kept
-    while they fit (never a passage cut mid-word); the first hit alone is cut at a word if it is too long."""
+    """Hits in the library's form; ``NOTHING`` when there are none. With ``max_chars`` whole hits are kept
+    while they fit; the first hit alone is cut at a word if it is too long."""
     if not hits:
         return NOTHING
     out: list[str] = []
@@ -46,10 +67,140 @@ def format_hits(hits: Sequence[Any], max_chars: int | None = None) -> str:
         block = format_hit(h)
         if max_chars is not None and used + len(block) > max_chars:
             if not out:
-                cut = block[: max(0, max_chars - 1)]
-                cut = cut[: cut.rfind(" ")] if " " in cut else cut
-                out.append(cut + "…")
+                out.append(cut_at_word(block, max_chars))
             break
         out.append(block)
         used += len(block)
     return "".join(out)
+
+
+# --- the MCP tool's form -------------------------------------------------------------------------
+
+_ELLIPSIS = " …"
+# Below this many characters of room, a passage is left out rather than shown as a stub.
+_MIN_TRUNCATED_PASSAGE = 160
+_NOTE_RESERVE = 90
+
+
+@dataclass
+class _Turn:
+    seq: int
+    ts: str
+    role: str
+    texts: list[str] = field(default_factory=list)
+
+    def add(self, text: str) -> None:
+        """One more rendering of this turn: kept unless another already holds it (a neighbour's preview is
+        held by the turn's full text, which replaces it)."""
+        text = text.strip()
+        if not text:
+            return
+        gist = _gist(text)
+        for i, old in enumerate(self.texts):
+            if gist in _gist(old):
+                return
+            if _gist(old) in gist:
+                self.texts[i] = text
+                return
+        self.texts.append(text)
+
+
+def _gist(text: str) -> str:
+    """What two renderings of one turn share: the engine's neighbour preview is the turn's start with its
+    whitespace flattened and a trailing ellipsis, so compare without either."""
+    return " ".join(text.removesuffix(_ELLIPSIS.strip()).split())
+
+
+@dataclass
+class _Passage:
+    rank: int
+    turns: list[_Turn]
+
+
+def _passages(hits: Sequence[Any]) -> list[_Passage]:
+    """Group hits and their neighbours into runs of consecutive turns, ordered by their best hit."""
+    sessions: dict[str, dict[int, _Turn]] = {}
+    best_rank: dict[tuple[str, int], int] = {}
+    for rank, hit in enumerate(hits):
+        turns = sessions.setdefault(hit.session_id, {})
+        for n in getattr(hit, "neighbors", None) or ():
+            turns.setdefault(n.seq, _Turn(n.seq, n.ts, n.role)).add(n.text)
+        turns.setdefault(hit.seq, _Turn(hit.seq, hit.ts, hit.role)).add(hit.text)
+        best_rank.setdefault((hit.session_id, hit.seq), rank)
+
+    out: list[_Passage] = []
+    for sid, turns in sessions.items():
+        run: list[_Turn] = []
+        for seq in sorted(turns):
+            if run and seq != run[-1].seq + 1:
+                out.append(_Passage(_rank(sid, run, best_rank), run))
+                run = []
+            run.append(turns[seq])
+        if run:
+            out.append(_Passage(_rank(sid, run, best_rank), run))
+    out.sort(key=lambda p: p.rank)
+    return [p for p in out if any(t.texts for t in p.turns)]
+
+
+def _rank(sid: str, run: list[_Turn], best_rank: dict[tuple[str, int], int]) -> int:
+    ranks = [best_rank[(sid, t.seq)] for t in run if (sid, t.seq) in best_rank]
+    return min(ranks) if ranks else len(best_rank)
+
+
+def _render_passage(p: _Passage) -> str:
+    lines = [f"[{format_ts(p.turns[0].ts)}]"]
+    for turn in p.turns:
+        for text in turn.texts:
+            body = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+            if not body:
+                continue
+            lines.append(f"{turn.role}: {body[0].strip()}")
+            lines.extend(f"  {ln.strip()}" for ln in body[1:])
+    return "\n".join(lines)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """The longest prefix of `text` that ends at a word boundary and, with ' …', fits in `limit`."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(_ELLIPSIS)
+    if room <= 0:
+        return ""
+    head = text[: room + 1]
+    cut = max(head.rfind(" "), head.rfind("\n"))
+    head = head[:cut] if cut > 0 else text[:room]  # one word longer than the room: cut it, no choice
+    return head.rstrip() + _ELLIPSIS
+
+
+def format_passages(hits: Sequence[Any], max_chars: int) -> str:
+    """The tool's answer for `hits`, at most `max_chars` characters, never cut inside a word."""
+    passages = [_render_passage(p) for p in _passages(hits)]
+    passages = [p for p in passages if p.count("\n") > 0]
+    if not passages:
+        return NOTHING
+    out = INTRO
+    shown = 0
+    for i, block in enumerate(passages):
+        sep = "\n\n"
+        last = i == len(passages) - 1
+        room = max_chars - len(out) - len(sep) - (0 if last else _NOTE_RESERVE)
+        if len(block) <= room:
+            out += sep + block
+            shown += 1
+            continue
+        # The first passage is always shown, cut if need be; a later one only if a fair part of it fits.
+        room = max_chars - len(out) - len(sep) - (0 if shown == 0 else _NOTE_RESERVE)
+        if room >= _MIN_TRUNCATED_PASSAGE or shown == 0:
+            cut = cut_at_word(block, max(room, 0))
+            if cut.count("\n") > 0:
+                out += sep + cut
+                shown += 1
+        break
+    left = len(passages) - shown
+    if left:
+        note = f"\n\n({left} more passage{'s' if left > 1 else ''} left out for length; search with narrower words.)"
+        if len(out) + len(note) <= max_chars:
+            out += note
+    if len(out) > max_chars:  # a cap smaller than the intro itself: still never over it
+        out = cut_at_word(out, max_chars)
+    return out

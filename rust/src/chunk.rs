@@ -271,7 +271,7 @@ mod tests {
         }
         for w in pieces.windows(2) {
             let tail: String = w[0].chars().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect();
-            assert!(w[1].contains(tail.split(' ').last().unwrap()), "pieces must overlap");
+            assert!(w[1].contains(tail.split(' ').next_back().unwrap()), "pieces must overlap");
         }
         let joined = pieces.iter().skip(1).fold(pieces[0].clone(), |acc, p| stitch(&acc, p));
         assert_eq!(joined, text);

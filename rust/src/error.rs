@@ -1,9 +1,14 @@
 //! One error type for the core. Each variant is one Python exception class (see `py::errors`), so a caller
-//! can catch what it can handle by name instead of parsing messages.
+//! can catch what it can handle by name instead of parsing messages. The conversions from the libraries'
+//! errors live beside the only module that names each library (`store` for Lance, `inference` for ONNX
+//! Runtime), which keeps the library's error as the `source`.
 
 use std::path::PathBuf;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The error of a library below the engine, kept whole as a `source`.
+pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -28,12 +33,20 @@ pub enum Error {
     InvalidInput(String),
 
     /// The model directory is incomplete or ONNX Runtime / the tokenizer failed.
-    #[error("model error: {0}")]
-    Model(String),
+    #[error("model error: {message}")]
+    Model {
+        message: String,
+        #[source]
+        source: Option<Source>,
+    },
 
     /// Lance failed to read or write the memory.
-    #[error("storage error: {0}")]
-    Storage(String),
+    #[error("storage error: {message}")]
+    Storage {
+        message: String,
+        #[source]
+        source: Option<Source>,
+    },
 
     #[error("{context}: {source}")]
     Io { context: String, source: std::io::Error },
@@ -43,16 +56,14 @@ impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io { context: context.into(), source }
     }
-}
 
-impl From<lancedb::Error> for Error {
-    fn from(e: lancedb::Error) -> Self {
-        Error::Storage(e.to_string())
+    /// A storage failure of our own making (a malformed batch, a missing column).
+    pub fn storage(message: impl Into<String>) -> Self {
+        Error::Storage { message: message.into(), source: None }
     }
-}
 
-impl From<ort::Error> for Error {
-    fn from(e: ort::Error) -> Self {
-        Error::Model(e.to_string())
+    /// A model failure of our own making (a wrong output shape, a missing file).
+    pub fn model(message: impl Into<String>) -> Self {
+        Error::Model { message: message.into(), source: None }
     }
 }

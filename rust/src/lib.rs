@@ -5,31 +5,54 @@
 //!
 //! # Layers and data flow
 //! ```text
-//! write:  .funes.jsonl bytes → ingest (Turns) → chunk (Chunks) → inference (embed) → store (append + index)
+//! write:  sources (.funes.jsonl, adapters' lines) → ingest (Turns) → chunk (Chunks) → inference (embed)
+//!         → memory (store append + resident copy) → store (Lance commit + index refresh)
 //! read:   query → inference (embed) → search [bm25 ‖ dense → fuse → (rerank) → recency → neighbours] → Hits
-//!         (legs and neighbours answered by `resident`, the warm engine's copy in RAM, or by Lance queries)
+//!         (legs and neighbours answered by `resident`, the warm engine's copy in RAM, or by `store` queries)
 //! ```
-//! Dependencies point down only: `py` → `engine` → {`search`, `store`, `inference`, `chunk`, `ingest`} →
-//! {`resident`, `analyzer`} → {`options`, `error`}. Nothing below `engine` knows about Python.
+//! Dependencies point down only: a module imports modules of a lower layer, never of its own layer or
+//! above (`layers_test` reads every `crate::` path of every file and checks it against this table). `py`
+//! imports only `engine` (which re-exports every type the binding converts) and `error`. Nothing below
+//! `engine` knows about Python.
 //!
-//! | module      | job                                                                   | pure? |
-//! |-------------|-----------------------------------------------------------------------|-------|
-//! | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place    | yes (+ file walk) |
-//! | `chunk`     | render blocks, split ~1,200 chars, stable ids, stitch splits back       | yes   |
-//! | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens      | yes   |
-//! | `inference` | the embedder (and the reranker hook); the only module naming `ort`      | no    |
-//! | `store`     | the Lance dataset; the only module naming `lancedb` or Arrow           | no    |
-//! | `resident`  | a warm memory's copy in RAM: int8 vectors, BM25 postings, sessions     | yes   |
-//! | `search`    | rank fusion and recency (pure kernels) and the recall pipeline          | mixed |
-//! | `engine`    | the facade: decides what a call does, owns the lock and the runtime     | no    |
-//! | `py`        | the PyO3 binding (feature `python`): extract, release the GIL, call, convert | no |
+//! | layer | module      | job                                                                 | pure? |
+//! |-------|-------------|---------------------------------------------------------------------|-------|
+//! | 8     | `py`        | the PyO3 binding (feature `python`): extract, release the GIL, call, convert | no |
+//! | 7     | `engine`    | the facade: decides what a call does, owns the lock and the runtime  | no    |
+//! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed |
+//! | 5     | `memory`    | a memory: the dataset and its resident copy, kept in step            | no    |
+//! | 4     | `store`     | the Lance dataset; the only module naming `lancedb`/Arrow or writing SQL | no |
+//! | 4     | `resident`  | a warm memory's copy in RAM: int8 vectors, BM25 postings, sessions   | yes   |
+//! | 4     | `inference` | the embedder and the reranker; the only module naming `ort`/`tokenizers` | no |
+//! | 3     | `record`    | a chunk as stored (`StoredChunk`): fields, time, vector, BM25 context | yes   |
+//! | 2     | `chunk`     | render blocks, split ~1,200 chars, stable ids, stitch splits back    | yes   |
+//! | 2     | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens   | yes   |
+//! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes (+ file walk) |
+//! | 1     | `options`   | the options of every call, with named default constants              | yes   |
+//! | 1     | `time`      | timestamps and date bounds                                           | yes   |
+//! | 0     | `error`     | one error type, one variant per Python exception class               | yes   |
+//! | 0     | `runtime`   | the one tokio runtime (fork-aware)                                   | no    |
 //!
 //! # Where a new function goes
-//! Names Lance or Arrow → `store`. Names ort or tokenizers → `inference`. Decides what to do about a memory
-//! (lock, skip, rebuild, refuse) → `engine`. A pure transformation of text or ranks → its own small file
-//! (`chunk`, `analyzer`, `search::fusion`) with unit tests that need no disk and no model.
-//! Options live in `options` as structs with named default constants; every surface (CLI, MCP, HTTP) builds
-//! them, so no surface repeats a magic number.
+//! Names Lance or Arrow, or writes SQL → `store`. Names ort or tokenizers → `inference`. Keeps the resident
+//! copy in step with the dataset → `memory`. Decides what to do about a memory (lock, skip, rebuild,
+//! refuse) → `engine`. A pure transformation of text or ranks → its own small file (`chunk`, `analyzer`,
+//! `search::fusion`) with unit tests that need no disk and no model. Options live in `options` as structs
+//! with named default constants; every surface (CLI, MCP, HTTP) builds them, so no surface repeats a number.
+//!
+//! # Recipes: the files a change touches
+//! * **A recall option** (e.g. the `harnesses` filter): its field and default in `options::RecallOptions`;
+//!   where it acts (a filter: `store::Filter`, its SQL and its predicate side by side; a ranking knob:
+//!   `search`); its extraction in `py/options.rs`; its field in `python/funes_py/options.py`
+//!   (`RecallOptions`, the dataclass every surface builds). A surface that exposes it adds one flag or
+//!   argument (`python/funes_py/cli/memory.py`, `python/funes_py/server/mcp_tool.py`).
+//! * **An MCP tool**: `python/funes_py/server/mcp_tool.py` (its schema and handler, calling `Engine`), its
+//!   rendering in `python/funes_py/render.py`, its settings in `python/funes_py/config.py`.
+//! * **A model family**: the converter (`python/funes_py/convert/`: `spec.py` reads its config, `graph.py`
+//!   builds its ONNX graph, `reference.py` is its numpy twin, `registry.py` names it), and `inference::spec`
+//!   if the runtime needs a new field of `funes_model.json`.
+//! * **An input format**: one adapter in `python/funes_py/sources/` (its detection and its lines), listed
+//!   in `sources/registry.py`; the engine takes its lines through `engine::Source`.
 
 pub mod analyzer;
 pub mod chunk;
@@ -37,14 +60,20 @@ pub mod engine;
 pub mod error;
 pub mod inference;
 pub mod ingest;
+pub mod memory;
 pub mod options;
+pub mod record;
 pub mod resident;
 pub mod runtime;
 pub mod search;
 pub mod store;
+pub mod time;
 
 #[cfg(feature = "python")]
 mod py;
+
+#[cfg(test)]
+mod layers_test;
 
 pub use engine::Engine;
 pub use error::{Error, Result};

@@ -41,10 +41,14 @@ pub struct RecallOptions {
     pub since_ms: Option<i64>,
     /// Inclusive upper bound on the turn time, milliseconds since the epoch.
     pub until_ms: Option<i64>,
+    /// Only these sessions (empty: all). An archive searching one conversation uses it.
+    pub sessions: Vec<String>,
     /// Only these roles (empty: all).
     pub roles: Vec<String>,
     /// Only these block types (empty: all).
     pub block_types: Vec<String>,
+    /// Only turns written by these harnesses (`claude-code`, `gateway`, ...; empty: all).
+    pub harnesses: Vec<String>,
     /// Relevance floor: candidates whose cosine similarity to the query is below it are dropped, so recall
     /// can say "nothing relevant". `None`: no floor.
     pub min_similarity: Option<f32>,
@@ -98,8 +102,10 @@ impl Default for RecallOptions {
             neighbors: DEFAULT_NEIGHBORS,
             since_ms: None,
             until_ms: None,
+            sessions: Vec::new(),
             roles: Vec::new(),
             block_types: Vec::new(),
+            harnesses: Vec::new(),
             min_similarity: None,
             identifier_guard: false,
             rerank: None,
@@ -114,6 +120,29 @@ impl Default for RecallOptions {
 /// Whether an engine keeps a resident copy of its memory for recall (see `resident`).
 pub const DEFAULT_RESIDENT: bool = true;
 
+/// What opening a memory does when it was embedded with another model than the one loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnModelMismatch {
+    /// Fail with `Error::ModelMismatch`, which names both models and the rebuild command (the library and
+    /// the CLI: a user decides whether re-embedding a large memory is worth it).
+    #[default]
+    Refuse,
+    /// Re-embed the stored text with the loaded model, then open (the service: one tenant's memory must not
+    /// stay unavailable after an operator changed the model or an upgrade changed its fingerprint).
+    Rebuild,
+}
+
+impl std::str::FromStr for OnModelMismatch {
+    type Err = crate::error::Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "refuse" => Ok(Self::Refuse),
+            "rebuild" => Ok(Self::Rebuild),
+            other => Err(crate::error::Error::InvalidInput(format!("on_model_mismatch must be refuse or rebuild, not {other:?}"))),
+        }
+    }
+}
+
 /// Options of an open memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineOptions {
@@ -121,40 +150,11 @@ pub struct EngineOptions {
     /// writes). Right for anything that recalls more than once (a server, a notebook); a process that
     /// answers one query and exits (the CLI) is faster without it, as loading the copy costs a full scan.
     pub resident: bool,
+    pub on_model_mismatch: OnModelMismatch,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
-        Self { resident: DEFAULT_RESIDENT }
-    }
-}
-
-/// Options of an index run.
-#[derive(Debug, Clone, Default)]
-pub struct IndexOptions {
-    /// Re-embed every stored chunk from its stored text (after a model change); the source files are not
-    /// needed.
-    pub rebuild: bool,
-}
-
-/// Parses a `since`/`until` bound: an RFC 3339 time, or a date. A bare date as an upper bound means the end
-/// of that day, so `until=2026-10-08` includes the 8th.
-pub fn parse_time_bound(s: &str, upper: bool) -> crate::error::Result<i64> {
-    let ms = crate::search::fusion::parse_ts_ms(s)
-        .ok_or_else(|| crate::error::Error::InvalidInput(format!("not a date or an RFC 3339 time: {s:?}")))?;
-    let bare_date = s.trim().len() == 10;
-    Ok(if upper && bare_date { ms + 86_400_000 - 1 } else { ms })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_bare_date_as_upper_bound_covers_the_day() {
-        assert_eq!(parse_time_bound("1970-01-02", false).unwrap(), 86_400_000);
-        assert_eq!(parse_time_bound("1970-01-02", true).unwrap(), 2 * 86_400_000 - 1);
-        assert_eq!(parse_time_bound("1970-01-02T00:00:00Z", true).unwrap(), 86_400_000);
-        assert!(parse_time_bound("soon", false).is_err());
+        Self { resident: DEFAULT_RESIDENT, on_model_mismatch: OnModelMismatch::Refuse }
     }
 }

@@ -32,6 +32,7 @@ from .manifest import (
     normalize_of,
     pooling_of,
     read_json,
+    read_object,
     transformer_dir,
 )
 from .spec import BERT, CROSS_ENCODER, EMBEDDER, XLM_ROBERTA, canonical_weights, family_of, num_labels, spec_from_config
@@ -150,7 +151,7 @@ def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
     if config.get("model_type"):
         family = family_of(config)
     else:  # no config: XLM-R ships a Unigram (SentencePiece) tokenizer, BERT a WordPiece one
-        tok = read_json(src / TOKENIZER_FILE) or {}
+        tok = read_object(src / TOKENIZER_FILE)
         family = XLM_ROBERTA if tok.get("model", {}).get("type") == "Unigram" else BERT
     dim = out_dim if kind == EMBEDDER else config.get("hidden_size")
     if not dim:
@@ -193,7 +194,7 @@ def _tokenizer_max_length(src: Path) -> int:
     st = read_json(src / "sentence_bert_config.json")
     if isinstance(st, dict) and st.get("max_seq_length"):
         return int(st["max_seq_length"])
-    trunc = (read_json(src / TOKENIZER_FILE) or {}).get("truncation") or {}
+    trunc = read_object(src / TOKENIZER_FILE).get("truncation") or {}
     return int(trunc.get("max_length") or 512)
 
 

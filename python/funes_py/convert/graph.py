@@ -59,7 +59,7 @@ class _Builder:
         self._names.add(name)
         return name
 
-    def const(self, hint: str, value: np.ndarray) -> str:
+    def const(self, hint: str, value: np.ndarray | np.generic) -> str:
         name = self._unique(hint)
         self.inits.append(numpy_helper.from_array(np.asarray(value), name))  # keeps 0-d scalars 0-d
         return name

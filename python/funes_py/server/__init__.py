@@ -5,9 +5,10 @@
            -> debounced index run per tenant (indexer) -> the same Engine
 
 Modules: `config` (every setting, one reader of FUNES_*), `auth` (tokens, ingest key, tenant ids),
-`tenants` (warm engines), `indexer` (debounce + crash recovery), `turns` and `redact` and `passages`
-(pure text rules), `service` (what each operation does), `routes` and `mcp_tool` (the two surfaces),
-`app` (one ASGI app), `cli` (`funes-py serve`), `demo` (`funes-py demo`).
+`tenants` (warm engines), `indexer` (debounce + crash recovery), `turns` and `passages` (pure text
+rules; secret masking is `funes_py.redact`, shared with the source adapters), `service` (what each
+operation does), `routes` and `mcp_tool` (the two surfaces), `app` (one ASGI app), `cli` (`funes-py serve`),
+`demo` (`funes-py demo`).
 """
 
 from .config import ServiceConfig

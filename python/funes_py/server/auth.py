@@ -12,9 +12,12 @@ import hmac
 import json
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jwt
-from mcp.server.auth.provider import AccessToken
+
+if TYPE_CHECKING:  # the MCP SDK only for the MCP surface: the proxy shares this module without it
+    from mcp.server.auth.provider import AccessToken
 
 log = logging.getLogger("funes_py.server")
 
@@ -88,6 +91,8 @@ class TenantTokenVerifier:
         return user, int(exp) if isinstance(exp, (int, float)) else None
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
         found = self.user_for(token)
         if found is None:
             return None

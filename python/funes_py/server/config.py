@@ -1,17 +1,18 @@
 """Every setting of the recall service, in one dataclass with named defaults.
 
-`ServiceConfig.load(env, **flags)` is the one place that reads `FUNES_*` variables for the service:
-flags given on the command line win over the environment, the environment wins over the defaults.
-The table in `server/README.md` lists each variable; keep the two in step.
+Each field carries its variable (`funes_py.config.env_field`) and is read by the one reader,
+`funes_py.config.load`: flags given on the command line win over the environment, the environment wins
+over the defaults. The README's configuration table lists each variable.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from ..config import DEFAULT_EMBEDDER, ConfigError, env_field, load
 
 # --- named defaults -------------------------------------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"
@@ -30,10 +31,8 @@ DEFAULT_RECALL_IDENTIFIER_GUARD = True
 DEFAULT_RECALL_MAX_CHARS = 4000
 DEFAULT_RECALL_MAX_QUERY_CHARS = 1000
 DEFAULT_MAX_CONCURRENT_RECALLS = 4
-# The embedder (FUNES_EMBEDDER overrides): the packaged all-MiniLM-L6-v2 quantized to int8 on first start
-# (about 3 s, then cached). Same hit@k as fp32 on the 10,000-conversation benchmark, half the CPU per query:
-# about 200 recalls/s at 16 clients on 2 cores instead of 140.
-DEFAULT_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2-int8"
+# The embedder is the library's default (funes_py.config.DEFAULT_EMBEDDER, int8 MiniLM): half the CPU per
+# query of fp32, about 200 recalls/s at 16 clients on 2 cores instead of 140.
 # Threads per query embedding (FUNES_QUERY_THREADS overrides): recalls run concurrently here, and one thread
 # each is the most recalls per core (the library's default of 2 is for the lowest latency on an idle machine).
 DEFAULT_QUERY_THREADS = 1
@@ -55,128 +54,98 @@ DEFAULT_LOG_LEVEL = "INFO"
 
 @dataclasses.dataclass(frozen=True)
 class ServiceConfig:
-    host: str = DEFAULT_HOST
-    port: int = DEFAULT_PORT
-    data_dir: Path = DEFAULT_DATA_DIR
+    host: str = env_field("FUNES_HOST", DEFAULT_HOST, "interface to bind (`--host`); the container uses `0.0.0.0`")
+    port: int = env_field("FUNES_PORT", DEFAULT_PORT, "TCP port (`--port`)")
+    data_dir: Path = env_field("FUNES_DATA", DEFAULT_DATA_DIR, "data directory (`--data`): one `<tenant>/` per user")
 
     # Auth. The read path takes a bearer token (a static token or an HS256 JWT); the write path takes
     # only the ingest key, so an agent's token can never write or delete.
-    tokens_file: Path | None = None
-    jwt_secret: str | None = dataclasses.field(default=None, repr=False)
-    jwt_audience: str | None = None
-    ingest_key: str | None = dataclasses.field(default=None, repr=False)
+    tokens_file: Path | None = env_field(
+        "FUNES_TOKENS_FILE", None, 'JSON `{"<token>": "<user>"}` of static bearer tokens (`--tokens-file`); read at start-up'
+    )
+    jwt_secret: str | None = dataclasses.field(
+        default=None, repr=False, metadata={"env": "FUNES_JWT_SECRET", "help": "HS256 secret; a JWT's user is `sub`, else `client_id`"}
+    )
+    jwt_audience: str | None = env_field("FUNES_JWT_AUDIENCE", None, "when set, a JWT must carry this `aud`")
+    ingest_key: str | None = dataclasses.field(
+        default=None, repr=False, metadata={"env": "FUNES_INGEST_KEY", "help": "the key the gateway sends in `x-ingest-key`"}
+    )
 
-    recall_k: int = DEFAULT_RECALL_K
-    recall_candidates: int = DEFAULT_RECALL_CANDIDATES
-    recall_rerank: bool = DEFAULT_RECALL_RERANK
+    # Models: the service's own, so this object is its whole configuration.
+    embedder: str = env_field("FUNES_EMBEDDER", DEFAULT_EMBEDDER, "embedding model")
+    reranker: str | None = env_field("FUNES_RERANKER", None, "cross-encoder for FUNES_RECALL_RERANK")
+    query_threads: int = env_field("FUNES_QUERY_THREADS", DEFAULT_QUERY_THREADS, "threads per query embedding")
+
+    recall_k: int = env_field("FUNES_RECALL_K", DEFAULT_RECALL_K, "passages per answer")
+    recall_candidates: int = env_field("FUNES_RECALL_CANDIDATES", DEFAULT_RECALL_CANDIDATES, "candidates per retriever before fusion")
+    recall_rerank: bool = env_field("FUNES_RECALL_RERANK", DEFAULT_RECALL_RERANK, "rerank with the cross-encoder")
     # The relevance floor (cosine similarity to the query) below which a passage is not returned.
-    recall_min_similarity: float | None = DEFAULT_RECALL_MIN_SIMILARITY
-    recall_identifier_guard: bool = DEFAULT_RECALL_IDENTIFIER_GUARD
+    recall_min_similarity: float | None = env_field(
+        "FUNES_RECALL_MIN_SIMILARITY", DEFAULT_RECALL_MIN_SIMILARITY, "relevance floor"
+    )
+    recall_identifier_guard: bool = env_field(
+        "FUNES_RECALL_IDENTIFIER_GUARD", DEFAULT_RECALL_IDENTIFIER_GUARD, "identifier guard"
+    )
     # None leaves the engine's own default in force, so this file does not repeat the engine's numbers.
-    recall_neighbors: int | None = None
-    recall_half_life_days: float | None = None
-    recall_max_chars: int = DEFAULT_RECALL_MAX_CHARS
-    recall_max_query_chars: int = DEFAULT_RECALL_MAX_QUERY_CHARS
-    max_concurrent_recalls: int = DEFAULT_MAX_CONCURRENT_RECALLS
-    recall_timeout_s: float = DEFAULT_RECALL_TIMEOUT_S
+    recall_neighbors: int | None = env_field("FUNES_RECALL_NEIGHBORS", None, "turns shown before and after each hit")
+    recall_half_life_days: float | None = env_field("FUNES_RECALL_HALF_LIFE_DAYS", None, "recency half-life")
+    recall_max_chars: int = env_field("FUNES_RECALL_MAX_CHARS", DEFAULT_RECALL_MAX_CHARS, "cap on one answer")
+    recall_max_query_chars: int = env_field(
+        "FUNES_RECALL_MAX_QUERY_CHARS", DEFAULT_RECALL_MAX_QUERY_CHARS, "longer queries are truncated"
+    )
+    max_concurrent_recalls: int = env_field(
+        "FUNES_MAX_CONCURRENT_RECALLS", DEFAULT_MAX_CONCURRENT_RECALLS, "recalls running at once (threads)"
+    )
+    recall_timeout_s: float = env_field("FUNES_RECALL_TIMEOUT_S", DEFAULT_RECALL_TIMEOUT_S, "per call, queueing included")
 
-    max_open_tenants: int = DEFAULT_MAX_OPEN_TENANTS
-    tenant_idle_s: float = DEFAULT_TENANT_IDLE_S
+    max_open_tenants: int = env_field("FUNES_MAX_OPEN_TENANTS", DEFAULT_MAX_OPEN_TENANTS, "warm engines kept")
+    tenant_idle_s: float = env_field("FUNES_TENANT_IDLE_S", DEFAULT_TENANT_IDLE_S, "an engine unused this long is closed")
 
-    index_debounce_s: float = DEFAULT_INDEX_DEBOUNCE_S
-    index_max_wait_s: float = DEFAULT_INDEX_MAX_WAIT_S
-    index_workers: int = DEFAULT_INDEX_WORKERS
-    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    mask_secrets: bool = DEFAULT_MASK_SECRETS
+    index_debounce_s: float = env_field("FUNES_INDEX_DEBOUNCE_S", DEFAULT_INDEX_DEBOUNCE_S, "quiet time before an index run")
+    index_max_wait_s: float = env_field("FUNES_INDEX_MAX_WAIT_S", DEFAULT_INDEX_MAX_WAIT_S, "longest wait for an index run")
+    index_workers: int = env_field("FUNES_INDEX_WORKERS", DEFAULT_INDEX_WORKERS, "index runs at once")
+    max_body_bytes: int = env_field("FUNES_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, "larger ingest bodies get 413")
+    mask_secrets: bool = env_field("FUNES_MASK_SECRETS", DEFAULT_MASK_SECRETS, "mask credential shapes before storing")
 
-    log_level: str = DEFAULT_LOG_LEVEL
+    # FUNES_LOG is shared with the library and the CLI; the service defaults to INFO.
+    log_level: str = env_field("FUNES_LOG", DEFAULT_LOG_LEVEL, "log level")
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **flags: Any) -> ServiceConfig:
         """Defaults, then `FUNES_*` from `env` (os.environ when None), then `flags` that are not None."""
-        env = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for field in dataclasses.fields(cls):
-            var = ENV_VARS.get(field.name)
-            if var is not None and env.get(var, "") != "":
-                values[field.name] = _parse(field.name, var, env[var])
-        for name, value in flags.items():
-            if value is not None:
-                values[name] = Path(value).expanduser() if "Path" in str(_TYPES[name]) else value
-        cfg = cls(**values)
-        cfg.validate()
-        return cfg
+        return load(cls, env, **flags)
 
     def validate(self) -> None:
         positive = {
-            "recall_k": self.recall_k,
-            "recall_candidates": self.recall_candidates,
-            "recall_max_chars": self.recall_max_chars,
-            "max_concurrent_recalls": self.max_concurrent_recalls,
-            "recall_timeout_s": self.recall_timeout_s,
-            "max_open_tenants": self.max_open_tenants,
-            "index_workers": self.index_workers,
-            "max_body_bytes": self.max_body_bytes,
+            "FUNES_RECALL_K": self.recall_k,
+            "FUNES_RECALL_CANDIDATES": self.recall_candidates,
+            "FUNES_RECALL_MAX_CHARS": self.recall_max_chars,
+            "FUNES_MAX_CONCURRENT_RECALLS": self.max_concurrent_recalls,
+            "FUNES_RECALL_TIMEOUT_S": self.recall_timeout_s,
+            "FUNES_MAX_OPEN_TENANTS": self.max_open_tenants,
+            "FUNES_INDEX_WORKERS": self.index_workers,
+            "FUNES_MAX_BODY_BYTES": self.max_body_bytes,
+            "FUNES_QUERY_THREADS": self.query_threads,
         }
-        for name, value in positive.items():
+        for var, value in positive.items():
             if value <= 0:
-                raise ValueError(f"{ENV_VARS[name]} must be positive, got {value}")
+                raise ConfigError(f"{var} must be positive, got {value}")
         if self.index_debounce_s < 0 or self.index_max_wait_s < self.index_debounce_s:
-            raise ValueError("FUNES_INDEX_DEBOUNCE_S must be >= 0 and <= FUNES_INDEX_MAX_WAIT_S")
+            raise ConfigError("FUNES_INDEX_DEBOUNCE_S must be >= 0 and <= FUNES_INDEX_MAX_WAIT_S")
         if not 0 < self.port < 65536:
-            raise ValueError(f"FUNES_PORT must be a TCP port, got {self.port}")
+            raise ConfigError(f"FUNES_PORT must be a TCP port, got {self.port}")
 
+    def recall_options(self) -> Any:
+        """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere."""
+        from ..options import RecallOptions
 
-# Field name -> variable. README.md has the same table, with what each one does.
-ENV_VARS: dict[str, str] = {
-    "host": "FUNES_HOST",
-    "port": "FUNES_PORT",
-    "data_dir": "FUNES_DATA",
-    "tokens_file": "FUNES_TOKENS_FILE",
-    "jwt_secret": "FUNES_JWT_SECRET",
-    "jwt_audience": "FUNES_JWT_AUDIENCE",
-    "ingest_key": "FUNES_INGEST_KEY",
-    "recall_k": "FUNES_RECALL_K",
-    "recall_candidates": "FUNES_RECALL_CANDIDATES",
-    "recall_rerank": "FUNES_RECALL_RERANK",
-    "recall_min_similarity": "FUNES_RECALL_MIN_SIMILARITY",
-    "recall_identifier_guard": "FUNES_RECALL_IDENTIFIER_GUARD",
-    "recall_neighbors": "FUNES_RECALL_NEIGHBORS",
-    "recall_half_life_days": "FUNES_RECALL_HALF_LIFE_DAYS",
-    "recall_max_chars": "FUNES_RECALL_MAX_CHARS",
-    "recall_max_query_chars": "FUNES_RECALL_MAX_QUERY_CHARS",
-    "max_concurrent_recalls": "FUNES_MAX_CONCURRENT_RECALLS",
-    "recall_timeout_s": "FUNES_RECALL_TIMEOUT_S",
-    "max_open_tenants": "FUNES_MAX_OPEN_TENANTS",
-    "tenant_idle_s": "FUNES_TENANT_IDLE_S",
-    "index_debounce_s": "FUNES_INDEX_DEBOUNCE_S",
-    "index_max_wait_s": "FUNES_INDEX_MAX_WAIT_S",
-    "index_workers": "FUNES_INDEX_WORKERS",
-    "max_body_bytes": "FUNES_MAX_BODY_BYTES",
-    "mask_secrets": "FUNES_MASK_SECRETS",
-    # FUNES_LOG is shared with the engine and the CLI (funes_py.config); the service defaults to INFO.
-    "log_level": "FUNES_LOG",
-}
-
-_TYPES: dict[str, type] = {f.name: f.type for f in dataclasses.fields(ServiceConfig)}  # type: ignore[misc]
-
-
-def _parse(name: str, var: str, raw: str) -> Any:
-    kind = str(_TYPES[name])
-    try:
-        if "bool" in kind:
-            low = raw.strip().lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(raw)
-        if "Path" in kind:
-            return Path(raw).expanduser()
-        if "float" in kind:
-            return None if raw.strip().lower() == "none" else float(raw)
-        if "int" in kind:
-            return None if raw.strip().lower() == "none" else int(raw)
-        return raw
-    except ValueError:
-        raise ValueError(f"{var}={raw!r} is not a valid {kind}") from None
+        overrides: dict[str, Any] = {
+            "k": self.recall_k,
+            "candidates": self.recall_candidates,
+            "rerank": self.recall_rerank,
+            "identifier_guard": self.recall_identifier_guard,
+            "min_similarity": self.recall_min_similarity,
+            "neighbors": self.recall_neighbors,
+            "half_life_days": self.recall_half_life_days,
+        }
+        return RecallOptions().replace(**{k: v for k, v in overrides.items() if v is not None})

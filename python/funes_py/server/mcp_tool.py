@@ -16,7 +16,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import AnyHttpUrl, Field
 
 from .._funes import __version__
 from .auth import TenantTokenVerifier
@@ -60,7 +60,7 @@ def build_mcp(service: Service, verifier: TenantTokenVerifier) -> FastMCP:
         name="funes",
         instructions=SERVER_INSTRUCTIONS,
         token_verifier=verifier,
-        auth=AuthSettings(issuer_url=_ISSUER_PLACEHOLDER, resource_server_url=None),
+        auth=AuthSettings(issuer_url=AnyHttpUrl(_ISSUER_PLACEHOLDER), resource_server_url=None),
         host=cfg.host,  # the SDK turns DNS-rebinding protection on for loopback hosts
         streamable_http_path="/mcp",
         # Stateless, plain-JSON answers: each call is one POST carrying its own token, no session to

@@ -24,11 +24,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from ..render import format_passages
 from .auth import TENANT_HEX_CHARS, tenant_id
-from ..config import settings
-from .config import DEFAULT_EMBEDDER, DEFAULT_QUERY_THREADS, ServiceConfig
+from .config import ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
-from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE, render
+from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE
 from .tenants import TenantRegistry
 from .turns import Conversation
 
@@ -49,7 +49,7 @@ class Service:
         self._index_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._index_slots: asyncio.Semaphore | None = None
         self._sweeper: asyncio.Task[None] | None = None
-        self._recall_kwargs = _recall_kwargs(config)
+        self._recall_options = config.recall_options()
         self._invalid_input: type[Exception] = ValueError
 
     # --- lifecycle --------------------------------------------------------------------------------
@@ -63,11 +63,11 @@ class Service:
         cfg.data_dir.mkdir(parents=True, exist_ok=True)
         if self._models is None:
             t0 = time.perf_counter()
-            # One thread per query embedding: concurrent recalls share the cores, and a second thread per
-            # query costs half again its CPU (measured: about 150 recalls/s at 16 clients instead of 110).
-            env = settings()
-            embedder, threads = env.embedder or DEFAULT_EMBEDDER, env.query_threads or DEFAULT_QUERY_THREADS
-            self._models = await asyncio.to_thread(Models.load, embedder, query_threads=threads)
+            # One thread per query embedding (FUNES_QUERY_THREADS): concurrent recalls share the cores, and a
+            # second thread per query costs half again its CPU (about 150 recalls/s at 16 clients, not 110).
+            self._models = await asyncio.to_thread(
+                Models.load, cfg.embedder, reranker=cfg.reranker, query_threads=cfg.query_threads
+            )
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
         self.registry = TenantRegistry(
@@ -120,7 +120,7 @@ class Service:
                 return NO_MEMORY
             async with asyncio.timeout(self.config.recall_timeout_s):
                 hits = await self._recall(tenant, query)
-            return render(hits, self.config.recall_max_chars)
+            return format_passages(hits, self.config.recall_max_chars)
         except TimeoutError:
             log.warning("recall timed out after %.1f s tenant=%s", self.config.recall_timeout_s, tenant)
         except Exception as e:
@@ -135,7 +135,7 @@ class Service:
         loop = asyncio.get_running_loop()
         engine, release = await self.registry.acquire(tenant)
         try:
-            work = self._recall_pool.submit(functools.partial(engine.recall, query, **self._recall_kwargs))
+            work = self._recall_pool.submit(engine.recall, query, self._recall_options)
         except BaseException:
             release()
             raise
@@ -246,35 +246,19 @@ def _open_engine(home: Path, models: Any, rebuild_slots: threading.Semaphore) ->
     memories, and refusing would leave every tenant without recall until someone rebuilt each one by hand.
     Lance commits the re-embedded rows at once, so a crash midway leaves the old memory, re-embedded again
     at the next open. At most `rebuild_slots` re-embeds run at once (FUNES_INDEX_WORKERS, as for index
-    runs): after an upgrade every tenant needs one."""
+    runs): after an upgrade every tenant needs one, and a plain open must not queue behind them."""
     from funes_py import Engine, ModelMismatchError
 
     try:
         return Engine(home, models=models)
     except ModelMismatchError as e:
-        # The message's first clause names both models; the rest tells a person to rebuild, which this does.
-        log.warning("re-embedding %s: %s", home, str(e).split(";")[0])
-        t0 = time.perf_counter()
-        with rebuild_slots:
-            engine, chunks = Engine.rebuild(home, models)
-        log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
-        return engine
-
-
-def _recall_kwargs(cfg: ServiceConfig) -> dict[str, Any]:
-    kwargs: dict[str, Any] = {
-        "k": cfg.recall_k,
-        "candidates": cfg.recall_candidates,
-        "rerank": cfg.recall_rerank,
-        "identifier_guard": cfg.recall_identifier_guard,
-    }
-    if cfg.recall_min_similarity is not None:
-        kwargs["min_similarity"] = cfg.recall_min_similarity
-    if cfg.recall_neighbors is not None:
-        kwargs["neighbors"] = cfg.recall_neighbors
-    if cfg.recall_half_life_days is not None:
-        kwargs["half_life_days"] = cfg.recall_half_life_days
-    return kwargs
+        log.warning("re-embedding %s: built with %s, the service loads %s", home, e.stored, e.loaded)  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    with rebuild_slots:
+        engine = Engine(home, models=models, on_model_mismatch="rebuild")
+    _, chunks = engine.rebuilt or ("", 0)
+    log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
+    return engine
 
 
 def _write_atomic(path: Path, lines: list[str]) -> None:

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..redact import mask_secrets
 from .passages import strip_pasted_recall
-from .redact import mask_secrets
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 MAX_USER_CHARS = 512
@@ -47,7 +47,7 @@ def parse_ts(value: Any, where: str) -> str:
         t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise BadRequest(f"{where}: {value[:40]!r} is not an ISO-8601 timestamp") from None
-    t = t.replace(tzinfo=dt.timezone.utc) if t.tzinfo is None else t.astimezone(dt.timezone.utc)
+    t = t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
     return t.isoformat().replace("+00:00", "Z")
 
 
@@ -94,9 +94,8 @@ def parse_body(body: Any, mask: bool) -> Conversation:
         if role not in STORED_ROLES:
             skipped += 1
             continue
-        kept: str | None = mask_secrets(text) if mask else text
-        if role == "assistant":
-            kept = strip_pasted_recall(kept)
+        masked = mask_secrets(text) if mask else text
+        kept = strip_pasted_recall(masked) if role == "assistant" else masked
         if kept is None or not kept.strip():
             skipped += 1
             continue

@@ -1,22 +1,25 @@
-//! An index run: files → turns → new chunks only → embeddings → one append per batch → index refresh.
+//! An index run: sources → turns → new chunks only → embeddings → one append per batch → index refresh.
 //! Idempotent: chunk ids are coordinates, so a resent conversation adds only its new turns and an unchanged
-//! directory adds nothing. A crash mid-run leaves every committed batch in place and the next run picks up
+//! source adds nothing. A crash mid-run leaves every committed batch in place and the next run picks up
 //! the rest (the ids already stored are skipped).
+//!
+//! Sources stream: a run holds one source and at most `APPEND_BATCH` chunks waiting for embedding, so a
+//! gigabyte-sized export indexes in bounded memory. A source is a native `.funes.jsonl` file, read here,
+//! or lines an adapter (`funes_py.sources`) made from another format.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::lock::{WriterLock, LOCK_WAIT};
 use super::state::{signature, IndexState};
 use super::Engine;
-use crate::chunk::{chunk_turn, turn_contexts};
+use crate::chunk::{chunk_turn, turn_contexts, Chunk};
 use crate::error::Result;
 use crate::inference::Embedder;
-use crate::ingest::{collect_files, parse_file, BadLine};
+use crate::ingest::{collect_files, parse_file, parse_lines, BadLine, ParsedFile};
+use crate::record::{id_key, StoredChunk};
 use crate::runtime::block_on;
-use crate::search::fusion::parse_ts_ms;
-use crate::store::{StoredChunk, ROW_COLUMNS};
+use crate::store::{Filter, ROW_COLUMNS};
 
 /// Chunks embedded and committed together: bounds memory and the work a crash can lose.
 pub const APPEND_BATCH: usize = 4_096;
@@ -26,6 +29,27 @@ pub const APPEND_BATCH: usize = 4_096;
 const REUSE_MAX_CHARS: usize = 400;
 /// At most this many remembered vectors per run (about 60 MB at 384 dimensions).
 const REUSE_MAX_TEXTS: usize = 40_000;
+
+/// One source of turns for an index run.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Its name in the index state and in bad-line reports: a canonical path (`<zip>!<member>` for a member
+    /// of an archive).
+    pub key: String,
+    /// Its change stamp ("size:mtime_ns"), stored once the run ends; `None`: always read.
+    pub signature: Option<String>,
+    pub content: SourceContent,
+}
+
+#[derive(Debug, Clone)]
+pub enum SourceContent {
+    /// A `.funes.jsonl` file, read and parsed here.
+    File(PathBuf),
+    /// `.funes.jsonl` lines an adapter made, each with its place (line, or record number), and the records
+    /// the adapter could not read, with their place and reason. One conversation's turns are all in one
+    /// source: the BM25 context of a turn is the turn before it within the source.
+    Lines { lines: Vec<(usize, String)>, bad: Vec<(usize, String)> },
+}
 
 /// Vectors of the texts embedded in one run. Identical texts (acknowledgements, greetings, repeated tool
 /// output: a third of the benchmark history) embed once; the model is deterministic, so a reused vector is
@@ -43,7 +67,7 @@ impl VectorCache {
         let mut queued = HashSet::new();
         let todo: Vec<&str> = texts.iter().copied().filter(|t| !self.vectors.contains_key(*t) && queued.insert(*t)).collect();
         let scale = |d: usize| d * texts.len() / todo.len().max(1);
-        let fresh: HashMap<&str, Vec<f32>> = todo.iter().copied().zip(embedder.embed_many(&todo, &|d| progress(scale(d)))?).collect();
+        let fresh: HashMap<&str, Vec<f32>> = todo.iter().copied().zip(embedder.embed_passages(&todo, &|d| progress(scale(d)))?).collect();
         self.embedded += todo.len();
         let out = texts.iter().map(|t| self.vectors.get(*t).or_else(|| fresh.get(t)).expect("embedded above").clone()).collect();
         for (t, v) in fresh {
@@ -57,92 +81,159 @@ impl VectorCache {
 
 #[derive(Debug, Clone, Default)]
 pub struct IndexReport {
-    /// Files found under the path.
+    /// Sources found (files, archive members).
     pub files: usize,
-    /// Files skipped because their size and mtime were unchanged since the last run.
+    /// Sources skipped because their size and mtime were unchanged since the last run.
     pub files_unchanged: usize,
-    /// Turns parsed from the changed files.
+    /// Turns parsed from the changed sources.
     pub turns: usize,
     pub chunks_added: usize,
-    /// Chunks of the parsed files that were already stored.
+    /// Chunks of the parsed sources that were already stored.
     pub chunks_skipped: usize,
     /// Distinct texts embedded: fewer than `chunks_added` when texts repeat (an identical text embeds once
     /// per run and its vector is reused).
     pub texts_embedded: usize,
     pub bad_lines: Vec<BadLine>,
-    /// Files that could not be read at all (each with its error); the rest of the run goes on.
+    /// Sources that could not be read at all (each with its error); the rest of the run goes on.
     pub unreadable: Vec<(PathBuf, String)>,
     pub seconds: f64,
 }
 
-/// Progress of the embedding step: chunks embedded so far out of the chunks to embed.
+/// Progress of the embedding step: chunks embedded so far out of the chunks queued so far.
 pub type IndexProgress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-impl Engine {
-    pub fn index(&self, path: &Path, progress: IndexProgress) -> Result<IndexReport> {
-        let started = Instant::now();
-        let files = collect_files(path)?;
-        let _lock = WriterLock::acquire(&self.home, LOCK_WAIT)?;
-        self.check_model()?;
-        let empty = block_on(self.store.count(None))? == 0;
-        // A memory that lost its data (deleted, or never written) must not trust the old stamps.
-        let mut state = if empty { IndexState::default() } else { IndexState::load(&self.home) };
-        let mut report = IndexReport { files: files.len(), ..Default::default() };
-        let mut chunks = Vec::new();
-        let mut parsed_sigs = Vec::new();
-        for f in &files {
-            let key = f.canonicalize().unwrap_or_else(|_| f.clone()).to_string_lossy().to_string();
-            let sig = signature(f);
-            if sig.is_some() && state.files.get(&key) == sig.as_ref() {
-                report.files_unchanged += 1;
-                continue;
-            }
-            match parse_file(f) {
-                Ok(parsed) => {
-                    report.turns += parsed.turns.len();
-                    report.bad_lines.extend(parsed.bad_lines);
-                    chunks.extend(parsed.turns.iter().flat_map(chunk_turn));
-                    if let Some(sig) = sig {
-                        parsed_sigs.push((key, sig));
-                    }
-                }
-                Err(e) => report.unreadable.push((f.clone(), e.to_string())),
-            }
-        }
+/// The state of one run between sources.
+struct Run<'a> {
+    engine: &'a Engine,
+    progress: IndexProgress<'a>,
+    report: IndexReport,
+    /// Ids of the stored chunks and of those queued in this run.
+    seen: HashSet<u64>,
+    /// New chunks with their BM25 context, waiting for embedding.
+    pending: Vec<(Chunk, String)>,
+    queued: usize,
+    vectors: VectorCache,
+}
+
+impl Run<'_> {
+    fn add(&mut self, parsed: ParsedFile) -> Result<()> {
+        self.report.turns += parsed.turns.len();
+        self.report.bad_lines.extend(parsed.bad_lines);
+        let chunks: Vec<Chunk> = parsed.turns.iter().flat_map(chunk_turn).collect();
         // Contexts come from whole parsed conversations, before the chunks already stored are dropped.
         let contexts = turn_contexts(&chunks);
-        if !chunks.is_empty() {
-            let mut seen: HashSet<String> = if empty { HashSet::new() } else { block_on(self.store.ids())? };
-            let before = chunks.len();
-            chunks.retain(|c| seen.insert(c.id.clone()));
-            report.chunks_skipped = before - chunks.len();
+        for c in chunks {
+            if self.seen.insert(id_key(&c.id)) {
+                let context = contexts.of(&c);
+                self.pending.push((c, context));
+                self.queued += 1;
+            } else {
+                self.report.chunks_skipped += 1;
+            }
         }
-        let total = chunks.len();
-        let spec = self.models.embedder.spec();
-        let mut done = 0;
-        let mut vectors = VectorCache::default();
-        for batch in chunks.chunks(APPEND_BATCH) {
-            let texts: Vec<&str> = batch.iter().map(|c| c.text.as_str()).collect();
-            let embedded = vectors.embed(&self.models.embedder, &texts, &|d| progress(done + d, total))?;
-            let rows: Vec<StoredChunk> = batch
-                .iter()
-                .zip(embedded)
-                .map(|(c, v)| StoredChunk {
-                    ts_ms: parse_ts_ms(&c.ts),
-                    context: contexts.of(c),
-                    chunk: c.clone(),
-                    vector: v,
-                })
-                .collect();
-            block_on(self.store.append(&rows, spec.dim, &spec.stamp()))?;
-            done += batch.len();
-            report.chunks_added += batch.len();
+        if self.pending.len() >= APPEND_BATCH {
+            self.flush()?;
         }
-        if report.chunks_added > 0 || block_on(self.store.needs_index())? {
-            block_on(self.store.refresh_indexes(false))?;
+        Ok(())
+    }
+
+    /// Embeds and appends the waiting chunks, in batches of `APPEND_BATCH`.
+    fn flush(&mut self) -> Result<()> {
+        let spec = self.engine.models.embedder.spec();
+        for batch in std::mem::take(&mut self.pending).chunks(APPEND_BATCH) {
+            let texts: Vec<&str> = batch.iter().map(|(c, _)| c.text.as_str()).collect();
+            let (done, queued, progress) = (self.report.chunks_added, self.queued, self.progress);
+            let embedded = self.vectors.embed(&self.engine.models.embedder, &texts, &|d| progress(done + d, queued))?;
+            let rows: Vec<StoredChunk> =
+                batch.iter().zip(embedded).map(|((c, context), v)| StoredChunk::new(c.clone(), v, context.clone())).collect();
+            block_on(self.engine.memory.append(&rows, spec.dim, &spec.stamp()))?;
+            self.report.chunks_added += batch.len();
         }
-        report.texts_embedded = vectors.embedded;
-        state.files.extend(parsed_sigs);
+        Ok(())
+    }
+}
+
+impl Engine {
+    /// Indexes a `.funes.jsonl` file, or every one under a directory; files unchanged since the last run are
+    /// not read.
+    pub fn index(&self, path: &Path, progress: IndexProgress) -> Result<IndexReport> {
+        let files = collect_files(path)?;
+        let keyed: Vec<(String, Option<String>, PathBuf)> = files
+            .into_iter()
+            .map(|f| (f.canonicalize().unwrap_or_else(|_| f.clone()).to_string_lossy().to_string(), signature(&f), f))
+            .collect();
+        let pairs: Vec<(String, String)> = keyed.iter().filter_map(|(k, s, _)| s.clone().map(|s| (k.clone(), s))).collect();
+        let unchanged: HashSet<String> = self.unchanged(&pairs)?.into_iter().zip(pairs).filter(|(u, _)| *u).map(|(_, (k, _))| k).collect();
+        let skipped = unchanged.len();
+        let sources = keyed
+            .into_iter()
+            .filter(|(k, _, _)| !unchanged.contains(k))
+            .map(|(key, signature, f)| Ok(Source { key, signature, content: SourceContent::File(f) }));
+        self.index_sources(sources, skipped, progress)
+    }
+
+    /// Which (key, signature) pairs are unchanged since the last run: a caller skips those without reading
+    /// them. None is, in a memory without data (it must not trust the stamps of data it lost).
+    pub fn unchanged(&self, pairs: &[(String, String)]) -> Result<Vec<bool>> {
+        if block_on(self.memory.store().count(&Filter::default()))? == 0 {
+            return Ok(vec![false; pairs.len()]);
+        }
+        let state = IndexState::load(&self.home);
+        Ok(pairs.iter().map(|(k, s)| state.files.get(k) == Some(s)).collect())
+    }
+
+    /// Indexes sources as they come (the iterator may be lazy: an adapter reading an export). An error from
+    /// the iterator ends the run with that error; what was committed before stays.
+    pub fn index_sources(
+        &self,
+        sources: impl IntoIterator<Item = Result<Source>>,
+        files_unchanged: usize,
+        progress: IndexProgress,
+    ) -> Result<IndexReport> {
+        let started = Instant::now();
+        let _lock = self.lock_for_writing()?;
+        self.check_model()?;
+        let store = self.memory.store();
+        let empty = block_on(store.count(&Filter::default()))? == 0;
+        let mut state = if empty { IndexState::default() } else { IndexState::load(&self.home) };
+        let seen = if empty { HashSet::new() } else { block_on(store.ids())? };
+        let report = IndexReport { files_unchanged, ..Default::default() };
+        let mut run = Run { engine: self, progress, report, seen, pending: Vec::new(), queued: 0, vectors: VectorCache::default() };
+        let mut keys = HashSet::new();
+        let mut stamps = Vec::new();
+        for source in sources {
+            let source = source?;
+            keys.insert(source.key.clone());
+            let parsed = match source.content {
+                SourceContent::File(path) => match parse_file(&path) {
+                    Ok(parsed) => parsed,
+                    Err(e) => {
+                        run.report.unreadable.push((path, e.to_string()));
+                        continue;
+                    }
+                },
+                SourceContent::Lines { lines, bad } => {
+                    let place = PathBuf::from(&source.key);
+                    let mut parsed = parse_lines(&place, lines.iter().map(|(n, l)| (*n, l.as_str())));
+                    let adapter_bad = bad.into_iter().map(|(line, reason)| BadLine { file: place.clone(), line, reason });
+                    parsed.bad_lines.extend(adapter_bad);
+                    parsed.bad_lines.sort_by_key(|b| b.line);
+                    parsed
+                }
+            };
+            run.add(parsed)?;
+            if let Some(sig) = source.signature {
+                stamps.push((source.key, sig));
+            }
+        }
+        run.flush()?;
+        if run.report.chunks_added > 0 || block_on(store.needs_index())? {
+            block_on(self.memory.refresh_indexes(false))?;
+        }
+        let mut report = run.report;
+        report.texts_embedded = run.vectors.embedded;
+        report.files = files_unchanged + keys.len();
+        state.files.extend(stamps);
         state.save(&self.home)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
@@ -150,33 +241,20 @@ impl Engine {
 
     /// Re-embeds every stored chunk with the loaded embedder, from the text already stored (no source files
     /// needed), and replaces the dataset in one commit. The way out of a model mismatch.
-    pub fn rebuild(
-        home: &Path,
-        models: std::sync::Arc<crate::inference::Models>,
-        opts: &crate::options::EngineOptions,
-        progress: IndexProgress,
-    ) -> Result<(Self, usize)> {
-        let engine = Self::open_unchecked(home, models, opts)?;
-        let _lock = WriterLock::acquire(home, LOCK_WAIT)?;
-        let rows = block_on(engine.store.scan(None, ROW_COLUMNS))?;
+    pub(super) fn rebuild_in_place(&self, progress: IndexProgress) -> Result<usize> {
+        let _lock = self.lock_for_writing()?;
+        let rows = block_on(self.memory.store().scan(&Filter::default(), ROW_COLUMNS))?;
         let texts: Vec<&str> = rows.iter().map(|r| r.chunk.text.as_str()).collect();
         let total = texts.len();
-        let vectors = VectorCache::default().embed(&engine.models.embedder, &texts, &|d| progress(d, total))?;
+        let vectors = VectorCache::default().embed(&self.models.embedder, &texts, &|d| progress(d, total))?;
         let contexts = turn_contexts(rows.iter().map(|r| &r.chunk));
-        let rows: Vec<StoredChunk> = rows
-            .iter()
-            .zip(vectors)
-            .map(|(r, v)| StoredChunk {
-                vector: v,
-                context: contexts.of(&r.chunk),
-                ..r.clone()
-            })
-            .collect();
-        let spec = engine.models.embedder.spec();
+        let rows: Vec<StoredChunk> =
+            rows.iter().zip(vectors).map(|(r, v)| StoredChunk { vector: v, context: contexts.of(&r.chunk), ..r.clone() }).collect();
+        let spec = self.models.embedder.spec();
         if !rows.is_empty() {
-            block_on(engine.store.overwrite(&rows, spec.dim, &spec.stamp()))?;
-            block_on(engine.store.prune(std::time::Duration::ZERO, true))?;
+            block_on(self.memory.overwrite(&rows, spec.dim, &spec.stamp()))?;
+            block_on(self.memory.prune(std::time::Duration::ZERO, true))?;
         }
-        Ok((engine, total))
+        Ok(total)
     }
 }

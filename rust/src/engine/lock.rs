@@ -28,9 +28,7 @@ impl WriterLock {
         loop {
             match file.try_lock() {
                 Ok(()) => return Ok(Self { file }),
-                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
+                Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < wait => std::thread::sleep(Duration::from_millis(50)),
                 Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(home.to_path_buf())),
                 Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(format!("locking {}", path.display()), e)),
             }

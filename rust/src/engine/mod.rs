@@ -1,45 +1,79 @@
 //! The facade: one open memory with the shared models. Decides what each call does (take the writer lock,
-//! refuse a model mismatch, skip unchanged files) and delegates the mechanics to `store`, `search`,
-//! `inference`. Every method is synchronous and runs its Lance I/O on the shared runtime, so the binding
-//! can call it with the GIL released.
+//! refuse or rebuild a memory of another model, skip unchanged sources) and delegates the mechanics to
+//! `memory`, `search`, `inference`. Every method is synchronous and runs its Lance I/O on the shared
+//! runtime, so the binding can call it with the GIL released. The binding imports this module and nothing
+//! below it: every type it converts is re-exported here.
 
 mod index;
 mod lock;
 mod reads;
 mod state;
 
-pub use index::{IndexProgress, IndexReport};
+pub use index::{IndexProgress, IndexReport, Source, SourceContent};
 pub use lock::{WriterLock, LOCK_WAIT};
 pub use reads::{ForgetReport, ScanMatch, SessionInfo, Sketch, Status};
+
+pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
+pub use crate::ingest::BadLine;
+pub use crate::options::{
+    EngineOptions, Legs, OnModelMismatch, RecallOptions, DEFAULT_CANDIDATES, DEFAULT_DENSE_WEIGHT, DEFAULT_GET_WINDOW,
+    DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT,
+};
+pub use crate::search::{Hit, Neighbor, TurnText};
+pub use crate::time::parse_bound;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::inference::Models;
-use crate::options::{EngineOptions, RecallOptions};
+use crate::memory::Memory;
 use crate::runtime::block_on;
-use crate::search::{self, Hit};
-use crate::store::Store;
+use crate::search;
 
 pub struct Engine {
     home: PathBuf,
-    store: Store,
+    memory: Memory,
     models: Arc<Models>,
+    /// Set when opening re-embedded a memory of another model (`OnModelMismatch::Rebuild`).
+    rebuilt: Option<Rebuilt>,
+}
+
+/// What opening re-embedded: the model the memory was built with, and how many chunks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rebuilt {
+    pub from_model: String,
+    pub chunks: usize,
 }
 
 impl Engine {
     /// Opens (or creates) the memory at `home`. A memory built with another embedder is refused with
-    /// `Error::ModelMismatch`, which says how to rebuild.
+    /// `Error::ModelMismatch`, which says how to rebuild, or re-embedded, as `opts.on_model_mismatch` says.
     pub fn open(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
         let engine = Self::open_unchecked(home, models, opts)?;
-        engine.check_model()?;
-        Ok(engine)
+        match (engine.model_mismatch()?, opts.on_model_mismatch) {
+            (None, _) => Ok(engine),
+            (Some(e), OnModelMismatch::Refuse) => Err(e),
+            (Some(Error::ModelMismatch { stored, .. }), OnModelMismatch::Rebuild) => {
+                let mut engine = engine;
+                let chunks = engine.rebuild_in_place(&|_, _| {})?;
+                engine.rebuilt = Some(Rebuilt { from_model: stored, chunks });
+                Ok(engine)
+            }
+            (Some(e), OnModelMismatch::Rebuild) => Err(e),
+        }
     }
 
     fn open_unchecked(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
-        let store = block_on(Store::open(home, opts.resident))?;
-        Ok(Self { home: home.to_path_buf(), store, models })
+        let memory = block_on(Memory::open(home, opts.resident))?;
+        Ok(Self { home: home.to_path_buf(), memory, models, rebuilt: None })
+    }
+
+    /// Re-embeds the memory at `home` with `models` from its stored text, whatever model built it, and
+    /// opens it; returns the engine and the number of chunks re-embedded.
+    pub fn rebuild(home: &Path, models: Arc<Models>, opts: &EngineOptions, progress: IndexProgress) -> Result<(Self, usize)> {
+        let engine = Self::open_unchecked(home, models, opts)?;
+        let n = engine.rebuild_in_place(progress)?;
+        Ok((engine, n))
     }
 
     pub fn home(&self) -> &Path {
@@ -50,21 +84,37 @@ impl Engine {
         &self.models
     }
 
-    fn check_model(&self) -> Result<()> {
+    pub fn rebuilt(&self) -> Option<&Rebuilt> {
+        self.rebuilt.as_ref()
+    }
+
+    /// The mismatch error, if the memory was built with another model than the loaded one.
+    fn model_mismatch(&self) -> Result<Option<Error>> {
         let loaded = self.models.embedder.spec();
-        if let Some((stored, dim)) = block_on(self.store.model_stamp())? {
-            if stored != loaded.stamp() || dim != loaded.dim {
-                return Err(Error::ModelMismatch {
-                    stored: if stored.is_empty() { format!("an unknown model ({dim} dimensions)") } else { stored },
-                    loaded: loaded.stamp(),
-                    home: self.home.display().to_string(),
-                });
-            }
+        let Some((stored, dim)) = block_on(self.memory.store().model_stamp())? else { return Ok(None) };
+        if stored == loaded.stamp() && dim == loaded.dim {
+            return Ok(None);
         }
-        Ok(())
+        Ok(Some(Error::ModelMismatch {
+            stored: if stored.is_empty() { format!("an unknown model ({dim} dimensions)") } else { stored },
+            loaded: loaded.stamp(),
+            home: self.home.display().to_string(),
+        }))
+    }
+
+    fn check_model(&self) -> Result<()> {
+        self.model_mismatch()?.map_or(Ok(()), Err)
+    }
+
+    /// Takes the memory's writer lock (waiting at most `LOCK_WAIT`, then `Error::Locked`) and brings the
+    /// dataset handle to the latest commit, so this writer builds on what the previous one wrote.
+    fn lock_for_writing(&self) -> Result<WriterLock> {
+        let lock = WriterLock::acquire(&self.home, LOCK_WAIT)?;
+        block_on(self.memory.store().checkout_latest())?;
+        Ok(lock)
     }
 
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
-        block_on(search::recall(&self.store, &self.models, query, opts))
+        block_on(search::recall(&self.memory, &self.models, query, opts))
     }
 }

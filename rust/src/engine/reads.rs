@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use super::lock::{WriterLock, LOCK_WAIT};
+use super::state::IndexState;
 use super::Engine;
 use crate::error::{Error, Result};
-use crate::options::{RecallOptions, DEFAULT_SCAN_CONTEXT};
+use crate::options::DEFAULT_SCAN_CONTEXT;
 use crate::runtime::block_on;
-use crate::search::{assemble_turns, build_filter, preview, TurnText};
-use crate::store::{sql_str, StoreStats, ROW_COLUMNS};
+use crate::search::{assemble_turns, preview, TurnText};
+use crate::store::{Filter, StoreStats, ROW_COLUMNS};
 
 /// Characters of the opening ask and the last word in a sketch.
 pub const SKETCH_PREVIEW_CHARS: usize = 300;
@@ -66,7 +66,7 @@ pub struct ForgetReport {
 
 impl Engine {
     fn session_turns(&self, session_id: &str) -> Result<Vec<TurnText>> {
-        let rows = block_on(self.store.scan(Some(format!("session_id = {}", sql_str(session_id))), ROW_COLUMNS))?;
+        let rows = block_on(self.memory.store().scan(&Filter::session(session_id), ROW_COLUMNS))?;
         Ok(assemble_turns(rows))
     }
 
@@ -110,13 +110,15 @@ impl Engine {
     /// Sessions, newest first, with first and last time and turn count; `since`/`until` (ms) keep sessions
     /// with a turn in that range.
     pub fn sessions(&self, since_ms: Option<i64>, until_ms: Option<i64>) -> Result<Vec<SessionInfo>> {
-        let filter = build_filter(&RecallOptions { since_ms, until_ms, ..Default::default() });
-        let rows = block_on(self.store.scan(filter, &["session_id", "turn_uuid", "ts", "ts_ms"]))?;
+        let filter = Filter::dates(since_ms, until_ms);
+        let rows = block_on(self.memory.store().scan(&filter, &["session_id", "turn_uuid", "ts", "ts_ms"]))?;
         // (first key, first ts, last key, last ts, turns)
         let mut acc: BTreeMap<String, (i64, String, i64, String, std::collections::HashSet<String>)> = BTreeMap::new();
         for r in rows {
             let key = r.ts_ms.unwrap_or(i64::MIN);
-            let e = acc.entry(r.chunk.session_id.clone()).or_insert_with(|| (key, r.chunk.ts.clone(), key, r.chunk.ts.clone(), Default::default()));
+            let e = acc
+                .entry(r.chunk.session_id.clone())
+                .or_insert_with(|| (key, r.chunk.ts.clone(), key, r.chunk.ts.clone(), Default::default()));
             if key < e.0 {
                 (e.0, e.1) = (key, r.chunk.ts.clone());
             }
@@ -127,7 +129,9 @@ impl Engine {
         }
         let mut out: Vec<(i64, SessionInfo)> = acc
             .into_iter()
-            .map(|(sid, (_, first, lk, last, turns))| (lk, SessionInfo { session_id: sid, first_ts: first, last_ts: last, turns: turns.len() }))
+            .map(|(sid, (_, first, lk, last, turns))| {
+                (lk, SessionInfo { session_id: sid, first_ts: first, last_ts: last, turns: turns.len() })
+            })
             .collect();
         out.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.session_id.cmp(&b.1.session_id)));
         Ok(out.into_iter().map(|(_, s)| s).collect())
@@ -154,28 +158,30 @@ impl Engine {
 
     pub fn status(&self) -> Result<Status> {
         let spec = self.models.embedder.spec();
-        let store = block_on(self.store.stats())?;
-        let memory_model = block_on(self.store.model_stamp())?.map(|(s, _)| s).unwrap_or_default();
+        let store = block_on(self.memory.store().stats())?;
+        let memory_model = block_on(self.memory.store().model_stamp())?.map(|(s, _)| s).unwrap_or_default();
         let sessions = if store.rows == 0 {
             0
         } else {
-            let rows = block_on(self.store.scan(None, &["session_id"]))?;
+            let rows = block_on(self.memory.store().scan(&Filter::default(), &["session_id"]))?;
             rows.iter().map(|r| r.chunk.session_id.as_str()).collect::<std::collections::HashSet<_>>().len()
         };
         Ok(Status { home: self.home.display().to_string(), model: spec.stamp(), memory_model, dim: spec.dim, sessions, store })
     }
 
     /// Deletes a session and makes it physically gone: rows deleted, fragments rewritten, indexes rebuilt,
-    /// old versions pruned.
+    /// old versions pruned; and the change stamps of source files that no longer exist are dropped (a
+    /// caller forgetting a conversation deletes its file first: the file's name often is the session id).
     pub fn forget(&self, session_id: &str) -> Result<ForgetReport> {
-        let _lock = WriterLock::acquire(&self.home, LOCK_WAIT)?;
-        let filter = format!("session_id = {}", sql_str(session_id));
-        let turns = block_on(self.store.scan(Some(filter.clone()), &["turn_uuid"]))?
+        let _lock = self.lock_for_writing()?;
+        let filter = Filter::session(session_id);
+        let turns = block_on(self.memory.store().scan(&filter, &["turn_uuid"]))?
             .into_iter()
             .map(|r| r.chunk.turn_uuid)
             .collect::<std::collections::HashSet<_>>()
             .len();
-        let rows_removed = block_on(self.store.purge(&filter))?;
+        let rows_removed = block_on(self.memory.purge(&filter))?;
+        IndexState::forget_missing(&self.home)?;
         Ok(ForgetReport { session_id: session_id.to_string(), found: rows_removed > 0, rows_removed, turns_removed: turns })
     }
 }

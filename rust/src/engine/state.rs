@@ -23,10 +23,28 @@ impl IndexState {
     /// Written to a temporary file and renamed, so a crash leaves the old state or the new one.
     pub fn save(&self, home: &Path) -> Result<()> {
         let tmp = home.join(format!(".{STATE_FILE}.tmp"));
-        let bytes = serde_json::to_vec_pretty(self).map_err(|e| Error::Storage(e.to_string()))?;
+        let bytes = serde_json::to_vec_pretty(self).map_err(|e| Error::storage(format!("encoding the index state: {e}")))?;
         std::fs::write(&tmp, bytes).map_err(|e| Error::io(format!("writing {}", tmp.display()), e))?;
         std::fs::rename(&tmp, home.join(STATE_FILE)).map_err(|e| Error::io("saving the index state", e))
     }
+}
+
+impl IndexState {
+    /// Drops the stamps of source files that no longer exist (a zip member's key is `<zip>!<member>`: its
+    /// zip counts), so no state file keeps the name of a forgotten conversation's file.
+    pub fn forget_missing(home: &Path) -> Result<()> {
+        let mut state = Self::load(home);
+        let before = state.files.len();
+        state.files.retain(|key, _| source_exists(key));
+        if state.files.len() != before {
+            state.save(home)?;
+        }
+        Ok(())
+    }
+}
+
+fn source_exists(key: &str) -> bool {
+    Path::new(key).exists() || key.rsplit_once('!').is_some_and(|(file, _)| Path::new(file).is_file())
 }
 
 /// "size:mtime_ns" of a file.
@@ -49,5 +67,23 @@ mod tests {
         assert_eq!(IndexState::load(dir.path()).files.get("a").unwrap(), "1:2");
         std::fs::write(dir.path().join(STATE_FILE), "{not json").unwrap();
         assert!(IndexState::load(dir.path()).files.is_empty());
+    }
+
+    #[test]
+    fn forgetting_drops_the_stamps_of_missing_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join("kept.funes.jsonl");
+        let zip = dir.path().join("export.zip");
+        std::fs::write(&kept, "").unwrap();
+        std::fs::write(&zip, "").unwrap();
+        let mut s = IndexState::default();
+        for key in [kept.display().to_string(), format!("{}!conversations.json", zip.display()), "/gone/conv-alice.funes.jsonl".into()] {
+            s.files.insert(key, "1:2".into());
+        }
+        s.save(dir.path()).unwrap();
+        IndexState::forget_missing(dir.path()).unwrap();
+        let left = IndexState::load(dir.path()).files;
+        assert_eq!(left.len(), 2);
+        assert!(!std::fs::read_to_string(dir.path().join(STATE_FILE)).unwrap().contains("conv-alice"));
     }
 }

@@ -21,7 +21,7 @@ impl CrossEncoder {
     pub fn load(dir: &Path, threads: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::CrossEncoder {
-            return Err(Error::Model(format!("{} is a {:?}, not a cross-encoder", dir.display(), spec.kind)));
+            return Err(Error::model(format!("{} is a {:?}, not a cross-encoder", dir.display(), spec.kind)));
         }
         Ok(Self { model: OnnxModel::load(dir, spec, 1, threads, 0)? })
     }
@@ -37,7 +37,7 @@ impl CrossEncoder {
             let encodings = batch.iter().map(|p| self.model.encode_pair(query, p)).collect::<Result<Vec<_>>>()?;
             let (shape, data) = self.model.run(&encodings)?;
             if shape.first() != Some(&batch.len()) || data.len() < batch.len() {
-                return Err(Error::Model(format!("unexpected cross-encoder output shape {shape:?}")));
+                return Err(Error::model(format!("unexpected cross-encoder output shape {shape:?}")));
             }
             let per_row = data.len() / batch.len();
             out.extend((0..batch.len()).map(|r| data[r * per_row]));

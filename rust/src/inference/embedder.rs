@@ -14,6 +14,9 @@ pub const EMBED_BATCH: usize = 32;
 /// idle machine; a server under concurrent load does better with 1 (`funes-py serve` uses 1).
 pub const DEFAULT_QUERY_THREADS: usize = 2;
 
+/// A text's position in the input and its vector (what each worker of `embed_many` returns).
+type Indexed = (usize, Vec<f32>);
+
 pub struct Embedder {
     model: OnnxModel,
 }
@@ -24,7 +27,7 @@ impl Embedder {
     pub fn load(dir: &Path, pool: usize, query_threads: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::Embedder {
-            return Err(Error::Model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
+            return Err(Error::model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
         Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.min(super::cores()))? })
     }
@@ -37,8 +40,33 @@ impl Embedder {
         self.model.spec.dim
     }
 
-    /// Embeds one batch (padded to its longest text).
-    pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+    /// Embeds a query, with the model's query prefix (on the latency session when it is free).
+    pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
+        let text = format!("{}{query}", self.model.spec.query_prefix);
+        Ok(self.embed_batch(&[text.as_str()])?.remove(0))
+    }
+
+    /// Embeds many queries at once (benchmarks, comparisons), with the model's query prefix.
+    pub fn embed_queries(&self, queries: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+        self.embed_prefixed(&self.model.spec.query_prefix, queries, progress)
+    }
+
+    /// Embeds passages to store, with the model's passage prefix: sorted by length into batches, the
+    /// batches spread over the session pool. `progress` is called with the number of texts done so far.
+    pub fn embed_passages(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+        self.embed_prefixed(&self.model.spec.passage_prefix, texts, progress)
+    }
+
+    fn embed_prefixed(&self, prefix: &str, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+        if prefix.is_empty() {
+            return self.embed_many(texts, progress);
+        }
+        let prefixed: Vec<String> = texts.iter().map(|t| format!("{prefix}{t}")).collect();
+        self.embed_many(&prefixed.iter().map(String::as_str).collect::<Vec<_>>(), progress)
+    }
+
+    /// Embeds one batch (padded to its longest text), as given: no prefix.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -46,10 +74,10 @@ impl Embedder {
         let (shape, data) = self.model.run(&encodings)?;
         let (b, s, h) = match shape[..] {
             [b, s, h] => (b, s, h),
-            _ => return Err(Error::Model(format!("expected [batch, seq, hidden] output, got {shape:?}"))),
+            _ => return Err(Error::model(format!("expected [batch, seq, hidden] output, got {shape:?}"))),
         };
         if h != self.dim() || b != texts.len() {
-            return Err(Error::Model(format!("output shape {shape:?} does not match {} texts of dim {}", texts.len(), self.dim())));
+            return Err(Error::model(format!("output shape {shape:?} does not match {} texts of dim {}", texts.len(), self.dim())));
         }
         let mut out = Vec::with_capacity(b);
         for (r, enc) in encodings.iter().enumerate() {
@@ -74,9 +102,9 @@ impl Embedder {
         Ok(out)
     }
 
-    /// Embeds many texts: sorted by length into batches, the batches spread over the session pool on
-    /// scoped threads. `progress` is called with the number of texts done so far.
-    pub fn embed_many(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
+    /// Embeds many texts as given: sorted by length into batches, the batches spread over the session pool
+    /// on scoped threads. `progress` is called with the number of texts done so far.
+    fn embed_many(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| texts[i].len());
         let batches: Vec<&[usize]> = order.chunks(EMBED_BATCH).collect();
@@ -84,10 +112,10 @@ impl Embedder {
         let done = std::sync::atomic::AtomicUsize::new(0);
         let next = std::sync::atomic::AtomicUsize::new(0);
         let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
-        let results: Vec<Result<Vec<(usize, Vec<f32>)>>> = std::thread::scope(|scope| {
+        let results: Vec<Result<Vec<Indexed>>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| -> Result<Vec<(usize, Vec<f32>)>> {
+                    scope.spawn(|| -> Result<Vec<Indexed>> {
                         let mut mine = Vec::new();
                         loop {
                             let b = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -102,7 +130,7 @@ impl Embedder {
                     })
                 })
                 .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::Model("embedding thread panicked".into())))).collect()
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::model("embedding thread panicked")))).collect()
         });
         for r in results {
             for (i, v) in r? {

@@ -35,8 +35,11 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {
             Some(p) => p.to_path_buf(),
             None => match std::env::var_os("ORT_DYLIB_PATH") {
                 Some(p) => PathBuf::from(p),
-                None => return Err("ONNX Runtime not found: pass the path of libonnxruntime.so or set ORT_DYLIB_PATH \
-                                    (the onnxruntime wheel ships it in onnxruntime/capi/)".to_string()),
+                None => {
+                    return Err("ONNX Runtime not found: pass the path of libonnxruntime.so or set ORT_DYLIB_PATH \
+                                    (the onnxruntime wheel ships it in onnxruntime/capi/)"
+                        .to_string())
+                }
             },
         };
         if !path.exists() {
@@ -46,11 +49,28 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {
         builder.with_name("funes_py").commit();
         Ok(path)
     });
-    r.clone().map_err(Error::Model)
+    r.clone().map_err(Error::model)
 }
 
 /// What a recall needs from the loaded models: one embedder, and a reranker if one was given.
 pub struct Models {
     pub embedder: Embedder,
     pub reranker: Option<CrossEncoder>,
+}
+
+impl Models {
+    /// Loads converted model directories (see `funes_py.convert`): the embedder with `pool` one-thread
+    /// sessions (plus one with `query_threads` threads for single queries), the reranker with one session
+    /// using every core.
+    pub fn load(embedder_dir: &Path, reranker_dir: Option<&Path>, pool: usize, query_threads: usize) -> Result<Self> {
+        let embedder = Embedder::load(embedder_dir, pool, query_threads)?;
+        let reranker = reranker_dir.map(|d| CrossEncoder::load(d, cores())).transpose()?;
+        Ok(Self { embedder, reranker })
+    }
+
+    /// Raw cross-encoder logits for (query, passage) pairs; an error when no reranker is loaded.
+    pub fn rerank_scores(&self, query: &str, passages: &[&str]) -> Result<Vec<f32>> {
+        let r = self.reranker.as_ref().ok_or_else(|| Error::InvalidInput("no reranker is loaded".into()))?;
+        r.score(query, passages)
+    }
 }

@@ -48,24 +48,24 @@ impl OnnxModel {
                 return Err(Error::PathNotFound { what: "model file", path: p.clone() });
             }
         }
-        let mut tokenizer = Tokenizer::from_file(&tok).map_err(|e| Error::Model(format!("{}: {e}", tok.display())))?;
+        let mut tokenizer = Tokenizer::from_file(&tok).map_err(|e| tokenizer_error(format!("reading {}", tok.display()), e))?;
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: spec.max_length,
                 strategy: TruncationStrategy::LongestFirst,
                 ..Default::default()
             }))
-            .map_err(|e| Error::Model(e.to_string()))?;
+            .map_err(|e| tokenizer_error("setting truncation", e))?;
         tokenizer.with_padding(None);
         let pad_id = ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)).unwrap_or(0);
         let session = |threads: usize| -> Result<Session> {
             Ok(Session::builder()?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
-                .map_err(|e| Error::Model(e.to_string()))?
+                .map_err(|e| Error::model(e.to_string()))?
                 .with_disabled_optimizers(DISABLED_OPTIMIZERS)
-                .map_err(|e| Error::Model(e.to_string()))?
+                .map_err(|e| Error::model(e.to_string()))?
                 .with_intra_threads(threads.max(1))
-                .map_err(|e| Error::Model(e.to_string()))?
+                .map_err(|e| Error::model(e.to_string()))?
                 .commit_from_file(&onnx)?)
         };
         let sessions = (0..pool.max(1)).map(|_| session(intra_threads).map(Mutex::new)).collect::<Result<Vec<_>>>()?;
@@ -79,11 +79,11 @@ impl OnnxModel {
     }
 
     pub fn encode(&self, text: &str) -> Result<Encoding> {
-        self.tokenizer.encode_fast(text, true).map_err(|e| Error::Model(e.to_string()))
+        self.tokenizer.encode_fast(text, true).map_err(|e| tokenizer_error("tokenizing", e))
     }
 
     pub fn encode_pair(&self, a: &str, b: &str) -> Result<Encoding> {
-        self.tokenizer.encode_fast((a, b), true).map_err(|e| Error::Model(e.to_string()))
+        self.tokenizer.encode_fast((a, b), true).map_err(|e| tokenizer_error("tokenizing a pair", e))
     }
 
     /// Runs a padded batch; returns the first output as (shape, data).
@@ -120,5 +120,16 @@ impl OnnxModel {
         let outputs = guard.run(inputs)?;
         let (oshape, data) = outputs[self.output.as_str()].try_extract_tensor::<f32>()?;
         Ok((oshape.iter().map(|&d| d as usize).collect(), data.to_vec()))
+    }
+}
+
+/// A tokenizer failure, with the tokenizer's own error kept as the source.
+fn tokenizer_error(context: impl Into<String>, e: tokenizers::Error) -> Error {
+    Error::Model { message: context.into(), source: Some(e) }
+}
+
+impl From<ort::Error> for Error {
+    fn from(e: ort::Error) -> Self {
+        Error::Model { message: e.to_string(), source: Some(Box::new(e)) }
     }
 }

@@ -39,6 +39,12 @@ pub struct ModelSpec {
     /// A hash of the weights, so a memory can tell two models of the same name apart.
     #[serde(default)]
     pub fingerprint: String,
+    /// Text put before a query and before a stored passage when they are embedded. Models trained with
+    /// such markers (e5: `query: ` / `passage: `) score much worse without them; others have none.
+    #[serde(default)]
+    pub query_prefix: String,
+    #[serde(default)]
+    pub passage_prefix: String,
 }
 
 fn default_pooling() -> Pooling {
@@ -52,11 +58,15 @@ impl ModelSpec {
             std::io::ErrorKind::NotFound => Error::PathNotFound { what: "model description", path: path.clone() },
             _ => Error::io(format!("reading {}", path.display()), e),
         })?;
-        serde_json::from_slice(&bytes).map_err(|e| Error::Model(format!("{}: {e}", path.display())))
+        serde_json::from_slice(&bytes).map_err(|e| Error::model(format!("{}: {e}", path.display())))
     }
 
     /// "name@fingerprint": what a memory stamps and compares.
     pub fn stamp(&self) -> String {
-        if self.fingerprint.is_empty() { self.name.clone() } else { format!("{}@{}", self.name, self.fingerprint) }
+        if self.fingerprint.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{}@{}", self.name, self.fingerprint)
+        }
     }
 }

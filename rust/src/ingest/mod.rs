@@ -74,12 +74,18 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Turn>, String> {
 /// Parses a whole file. Invalid UTF-8 is decoded lossily (a bad byte must not cost the file).
 pub fn parse_bytes(file: &Path, bytes: &[u8]) -> ParsedFile {
     let text = String::from_utf8_lossy(bytes);
+    parse_lines(file, text.lines().enumerate().map(|(i, line)| (i + 1, line)))
+}
+
+/// Parses lines, each with its place in `source` (a line number, or a record's number in an export that an
+/// adapter turned into lines): the good ones become turns, the others bad lines with that place.
+pub fn parse_lines<'a>(source: &Path, lines: impl IntoIterator<Item = (usize, &'a str)>) -> ParsedFile {
     let mut out = ParsedFile::default();
-    for (i, line) in text.lines().enumerate() {
+    for (place, line) in lines {
         match parse_line(line) {
             Ok(Some(turn)) => out.turns.push(turn),
             Ok(None) => {}
-            Err(reason) => out.bad_lines.push(BadLine { file: file.to_path_buf(), line: i + 1, reason }),
+            Err(reason) => out.bad_lines.push(BadLine { file: source.to_path_buf(), line: place, reason }),
         }
     }
     out

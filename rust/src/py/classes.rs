@@ -4,7 +4,6 @@
 use pyo3::prelude::*;
 
 use crate::engine as core;
-use crate::search;
 
 macro_rules! repr {
     ($ty:ident, $fmt:literal, $($f:ident),+) => {
@@ -47,8 +46,8 @@ pub struct Hit {
 }
 repr!(Hit, "ts={:?}, role={:?}, score={:.4}, text={:?}", ts, role, score, text);
 
-impl From<search::Hit> for Hit {
-    fn from(h: search::Hit) -> Self {
+impl From<core::Hit> for Hit {
+    fn from(h: core::Hit) -> Self {
         let c = h.chunk;
         Hit {
             session_id: c.session_id,
@@ -129,9 +128,17 @@ pub struct Turn {
 }
 repr!(Turn, "seq={}, role={:?}, text={:?}", seq, role, text);
 
-impl From<search::TurnText> for Turn {
-    fn from(t: search::TurnText) -> Self {
-        Turn { session_id: t.session_id, turn_uuid: t.turn_uuid, seq: t.seq, ts: t.ts, role: t.role, text: t.text, block_types: t.block_types }
+impl From<core::TurnText> for Turn {
+    fn from(t: core::TurnText) -> Self {
+        Turn {
+            session_id: t.session_id,
+            turn_uuid: t.turn_uuid,
+            seq: t.seq,
+            ts: t.ts,
+            role: t.role,
+            text: t.text,
+            block_types: t.block_types,
+        }
     }
 }
 

@@ -81,8 +81,7 @@ impl Bm25Index {
                 *slot += w * tf / (tf + norm);
             }
         }
-        let scored: Vec<(usize, f32)> =
-            touched.into_iter().map(|d| d as usize).filter(|&d| allow(d)).map(|d| (d, score[d])).collect();
+        let scored: Vec<(usize, f32)> = touched.into_iter().map(|d| d as usize).filter(|&d| allow(d)).map(|d| (d, score[d])).collect();
         super::dense::top_n(scored, n)
     }
 }

@@ -15,7 +15,7 @@ pub mod dense;
 use std::collections::HashMap;
 
 use crate::analyzer::with_bm25_analyzer;
-use crate::store::StoredChunk;
+use crate::record::StoredChunk;
 use bm25::Bm25Index;
 use dense::{encode, Int8Vectors};
 

@@ -87,18 +87,6 @@ pub fn recency_weight(ts_ms: Option<i64>, now_ms: i64, half_life_days: f64) -> f
     }
 }
 
-/// Parses an RFC 3339 time (or a bare `YYYY-MM-DD`, read as midnight UTC) into milliseconds since the epoch.
-pub fn parse_ts_ms(ts: &str) -> Option<i64> {
-    let ts = ts.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) {
-        return Some(t.timestamp_millis());
-    }
-    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f") {
-        return Some(t.and_utc().timestamp_millis());
-    }
-    chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().map(|d| d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,13 +173,5 @@ mod tests {
         assert_eq!(recency_weight(Some(40 * day), 30 * day, 30.0), 1.0);
         assert_eq!(recency_weight(None, 30 * day, 30.0), 1.0);
         assert_eq!(recency_weight(Some(0), 30 * day, 0.0), 1.0);
-    }
-
-    #[test]
-    fn parses_times() {
-        assert_eq!(parse_ts_ms("1970-01-02T00:00:00Z"), Some(86_400_000));
-        assert_eq!(parse_ts_ms("1970-01-02"), Some(86_400_000));
-        assert_eq!(parse_ts_ms("1970-01-01T00:00:01+00:00"), Some(1000));
-        assert_eq!(parse_ts_ms("yesterday"), None);
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::chunk::stitch;
-use crate::store::StoredChunk;
+use crate::record::StoredChunk;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnText {
@@ -72,8 +72,7 @@ mod tests {
                 Block { block_type: "text".into(), text: "second".into(), tool_name: None },
             ],
         };
-        let mut rows: Vec<StoredChunk> =
-            chunk_turn(&turn).into_iter().map(|c| StoredChunk { chunk: c, ..Default::default() }).collect();
+        let mut rows: Vec<StoredChunk> = chunk_turn(&turn).into_iter().map(|c| StoredChunk { chunk: c, ..Default::default() }).collect();
         rows.reverse();
         let turns = assemble_turns(rows);
         assert_eq!(turns.len(), 1);

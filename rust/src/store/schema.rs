@@ -9,6 +9,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
+use crate::record::StoredChunk;
 
 pub const TABLE: &str = "chunks";
 /// Schema metadata key holding the embedder stamp ("name@fingerprint").
@@ -19,8 +20,19 @@ pub const SCHEMA_VERSION: &str = "1";
 
 /// Columns read back for ranking and display (everything but `fts` and `vector`).
 pub const ROW_COLUMNS: &[&str] = &[
-    "id", "text", "session_id", "turn_uuid", "seq", "ts", "ts_ms", "role", "harness", "block_type", "tool_name",
-    "block_idx", "split_idx",
+    "id",
+    "text",
+    "session_id",
+    "turn_uuid",
+    "seq",
+    "ts",
+    "ts_ms",
+    "role",
+    "harness",
+    "block_type",
+    "tool_name",
+    "block_idx",
+    "split_idx",
 ];
 
 pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
@@ -43,11 +55,7 @@ pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
         s("tool_name", true),
         i("block_idx", false),
         i("split_idx", false),
-        Field::new(
-            "vector",
-            DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32),
-            false,
-        ),
+        Field::new("vector", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32), false),
     ];
     let meta: HashMap<String, String> = [
         (META_MODEL.to_string(), stamp.to_string()),
@@ -56,17 +64,6 @@ pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
     ]
     .into();
     Arc::new(Schema::new_with_metadata(fields, meta))
-}
-
-/// A chunk as stored: its fields, the parsed time and its vector.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct StoredChunk {
-    pub chunk: Chunk,
-    pub ts_ms: Option<i64>,
-    pub vector: Vec<f32>,
-    /// The end of the turn before it (`chunk::turn_contexts`): indexed for BM25 with the text, in the `fts`
-    /// column, never shown. Set on the way in; not read back (the `fts` column holds it).
-    pub context: String,
 }
 
 /// A string column of a batch, if present (nulls as empty strings).
@@ -83,15 +80,18 @@ fn optional_strings(batch: &RecordBatch, name: &str) -> Option<Vec<Option<String
 pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Result<RecordBatch> {
     let dim = match schema.field_with_name("vector").map(|f| f.data_type().clone()) {
         Ok(DataType::FixedSizeList(_, d)) => d,
-        _ => return Err(Error::Storage("schema has no vector column".into())),
+        _ => return Err(Error::storage("schema has no vector column")),
     };
     let str_col = |f: &dyn Fn(&StoredChunk) -> &str| -> ArrayRef { Arc::new(StringArray::from_iter_values(rows.iter().map(f))) };
     let int_col = |f: &dyn Fn(&StoredChunk) -> i64| -> ArrayRef { Arc::new(Int64Array::from_iter_values(rows.iter().map(f))) };
-    let mut vb = FixedSizeListBuilder::new(Float32Builder::with_capacity(rows.len() * dim as usize), dim)
-        .with_field(Arc::new(Field::new("item", DataType::Float32, true)));
+    let mut vb = FixedSizeListBuilder::new(Float32Builder::with_capacity(rows.len() * dim as usize), dim).with_field(Arc::new(Field::new(
+        "item",
+        DataType::Float32,
+        true,
+    )));
     for r in rows {
         if r.vector.len() != dim as usize {
-            return Err(Error::Storage(format!("vector of length {} for a {dim}-dimension memory", r.vector.len())));
+            return Err(Error::storage(format!("vector of length {} for a {dim}-dimension memory", r.vector.len())));
         }
         vb.values().append_slice(&r.vector);
         vb.append(true);
@@ -113,7 +113,7 @@ pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Res
         int_col(&|r| r.chunk.split_idx),
         Arc::new(vb.finish()),
     ];
-    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::Storage(e.to_string()))
+    RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::storage(e.to_string()))
 }
 
 /// Reads rows back. Columns that were not selected come back empty (strings), 0 or `None`.
@@ -137,8 +137,15 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
         None => vec![Vec::new(); n],
     };
     let (id, text, sid, tid, ts, role, harness, bt, tool) = (
-        strs("id"), strs("text"), strs("session_id"), strs("turn_uuid"), strs("ts"), strs("role"), strs("harness"),
-        strs("block_type"), strs("tool_name"),
+        strs("id"),
+        strs("text"),
+        strs("session_id"),
+        strs("turn_uuid"),
+        strs("ts"),
+        strs("role"),
+        strs("harness"),
+        strs("block_type"),
+        strs("tool_name"),
     );
     let (seq, ts_ms, bi, si) = (ints("seq"), ints("ts_ms"), ints("block_idx"), ints("split_idx"));
     let mut out = Vec::with_capacity(n);
@@ -174,11 +181,6 @@ pub fn f32_column(batch: &RecordBatch, name: &str) -> Option<Vec<f32>> {
         return Some(a.values().to_vec());
     }
     c.as_any().downcast_ref::<arrow_array::Float64Array>().map(|a| a.values().iter().map(|&x| x as f32).collect())
-}
-
-/// Quotes a string for a SQL filter.
-pub fn sql_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 #[cfg(test)]
@@ -221,10 +223,5 @@ mod tests {
         let mut r = row("a");
         r.vector.pop();
         assert!(to_batch(&schema(3, "m"), &[r], &["x".into()]).is_err());
-    }
-
-    #[test]
-    fn sql_strings_are_escaped() {
-        assert_eq!(sql_str("it's"), "'it''s'");
     }
 }

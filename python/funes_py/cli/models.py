@@ -9,26 +9,28 @@
                        with the original measured in the engine
     pull NAME          download NAME from the Hugging Face Hub (only when asked; hub.py), then build it
 
-Unlike the rest of `funes_py.convert`, verify and quantize load the compiled engine (`funes_py.models`):
-the number that matters is what the engine computes, not what onnxruntime's Python API computes.
-Results go to stdout, progress and errors to stderr; the return value is the exit code of funes_py.cli.
+Unlike `funes_py.convert`, verify and quantize load the compiled engine (`funes_py.models`): the number
+that matters is what the engine computes, not what onnxruntime's Python API computes. Results go to
+stdout, progress and errors to stderr; the return value is the exit code (`cli.exits`).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from . import hub, registry
-from .build import build_model
-from .manifest import pooling_of, read_json, read_manifest, transformer_dir
-from .spec import CROSS_ENCODER, EMBEDDER, kind_of
+from ..convert import hub, registry
+from ..convert.build import build_model
+from ..convert.manifest import pooling_of, read_json, read_manifest, transformer_dir
+from ..convert.spec import CROSS_ENCODER, EMBEDDER, kind_of
+from .exits import EXIT_ERROR, EXIT_OK, EXIT_PATH, EXIT_USAGE, fail
 
 ACTIONS = ("list", "build", "verify", "quantize", "pull")
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_PATH = 0, 1, 2, 5  # as funes_py.cli numbers them
 
 # verify: fixed inputs, so that two machines (or two builds) can compare their numbers.
 VERIFY_SENTENCE = "The kiln K-047 on line 3 overheated twice; we decided to replace its thermocouple on Monday."
@@ -71,7 +73,7 @@ AGREEMENT_SENTENCES = (
 
 def run(action: str, target: str | None, name: str | None = None, embedder: str | None = None) -> int:
     if action not in ACTIONS:
-        return _fail(f"unknown models action {action!r}; one of {', '.join(ACTIONS)}", EXIT_USAGE)
+        return fail(f"unknown models action {action!r}; one of {', '.join(ACTIONS)}", EXIT_USAGE)
     if action != "list" and not target:
         what = (
             "a model directory"
@@ -80,14 +82,14 @@ def run(action: str, target: str | None, name: str | None = None, embedder: str 
             if action == "pull"
             else "a model name or directory"
         )
-        return _fail(f"models {action} needs {what}", EXIT_USAGE)
+        return fail(f"models {action} needs {what}", EXIT_USAGE)
     errors: tuple[type[Exception], ...] = (OSError, ValueError)
     if action in ("verify", "quantize"):  # the only actions that load the compiled engine
         from ..errors import FunesError
 
         errors += (FunesError,)
     try:
-        if action == "list":
+        if action == "list" or target is None:
             return _list(embedder)
         if action == "build":
             return _build(target, name)
@@ -97,16 +99,11 @@ def run(action: str, target: str | None, name: str | None = None, embedder: str 
             return _verify(target, embedder)
         return _quantize(target, name, embedder)
     except hub.PullError as e:
-        return _fail(str(e), EXIT_ERROR)
+        return fail(str(e), EXIT_ERROR)
     except (FileNotFoundError, NotADirectoryError, PermissionError) as e:
-        return _fail(str(e), EXIT_PATH)
+        return fail(str(e), EXIT_PATH)
     except errors as e:
-        return _fail(str(e), EXIT_ERROR)
-
-
-def _fail(msg: str, code: int) -> int:
-    print(f"error: {msg}", file=sys.stderr)
-    return code
+        return fail(str(e), EXIT_ERROR)
 
 
 def _say(msg: str) -> None:
@@ -172,7 +169,7 @@ def _list(embedder: str | None) -> int:
     ]  # fmt: skip
     widths = [max(len(row[i]) for row in table) for i in range(len(head) - 1)]
     for row in table:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)) + "  " + row[-1])
     if not any(r["source"] == "cached" for r in rows):
         _say(f"(no converted models cached in {registry.cache.models_dir()} yet)")
     return EXIT_OK
@@ -281,7 +278,7 @@ def logit_agreement(a_dir: Path, b_dir: Path, embedder: str | None, passages=AGR
 
 
 def _quantize(target: str, name: str | None, embedder: str | None) -> int:
-    from .quantize import quantize_model
+    from ..convert.quantize import quantize_model
 
     src, kind = _resolve_any(target)
     _say(f"quantizing {src} (int8 dynamic, per channel) ...")
@@ -302,3 +299,18 @@ def _quantize(target: str, name: str | None, embedder: str | None) -> int:
     print(f"size: {_size(size_a)} -> {_size(size_b)}")
     print(out)
     return EXIT_OK
+
+
+# ------------------------------------------------------------------------------------------------------
+# the command line
+
+
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    s = sub.add_parser("models", parents=[common], help="list, build, verify, quantize or pull models")
+    s.add_argument("action", choices=ACTIONS)
+    s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize: a directory or name; pull: a Hub id")
+    s.add_argument("--name", help="the name to register the model under")
+
+
+def run_args(args: argparse.Namespace) -> int:
+    return run(args.action, args.target, args.name, embedder=args.embedder)

@@ -1,0 +1,48 @@
+"""Read the histories people already have and hand the engine their turns.
+
+    path --discover--> Units (files, zip members) --unchanged?--> detect (by content) --adapter--> Source items
+    --> Engine.index_sources (chunk, embed only what is new, store)
+
+One module per format (`claude_code`, `codex`, `cursor`, `chatgpt`, `claude_ai`, `native`), each turning its
+format into `.funes.jsonl` lines (secrets masked); `registry` lists them with their default locations,
+`detect` recognises a file by content, `discover` walks a path or a zip, `jsonarray` streams a ~1 GB export,
+`cli` is `funes-py sources`. Pure Python: nothing here loads the engine or a model."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from .common import Source, Unit
+from .discover import UnknownFormat, check_explicit, items, units
+from .registry import FORMATS, Format, get
+
+__all__ = ["FORMATS", "Format", "Source", "Unit", "UnknownFormat", "get", "items", "plan", "units"]
+
+log = logging.getLogger("funes_py.sources")
+
+
+def plan(
+    path: str | os.PathLike[str],
+    format: str | None,
+    unchanged: Callable[[list[tuple[str, str]]], list[bool]],
+) -> tuple[Iterator[Source], int]:
+    """The items to index under `path` (lazy) and how many files were skipped as unchanged.
+
+    `unchanged` is the engine's: which (key, signature) pairs it already indexed. Files that vanish while the
+    tree is listed are skipped. A file named directly that is none of our formats raises UnknownFormat now,
+    before anything is written; `format` (a name from FORMATS) skips detection."""
+    forced = get(format) if format else None
+    keyed = []
+    for u in units(path):
+        try:
+            keyed.append((u, u.signature()))
+        except OSError as e:
+            log.info("skipping %s: %s", u, e)
+    same = unchanged([(u.key, sig) for u, sig in keyed]) if keyed else []
+    todo = [u for (u, _), s in zip(keyed, same, strict=True) if not s]
+    if forced is None and Path(path).expanduser().is_file():
+        check_explicit(path, todo)
+    return items(todo, forced), len(keyed) - len(todo)

@@ -1,0 +1,59 @@
+"""The shared loop of the export adapters (ChatGPT, Claude.ai): stream the conversations of a
+`conversations.json`, convert each, and hand the engine bounded items (a conversation's turns never split).
+
+Place = the conversation's 1-based ordinal in the array; a refused conversation is reported with its id."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from .common import SHAPE_ERRORS, Bad, Line, Refused, Source, Unit, reason
+from .jsonarray import Fault, NotAnArray, iter_array
+
+# An item holds at most this many conversations or this much line text (whichever comes first): memory stays
+# bounded whatever the export's size, and the engine embeds and commits in batches anyway.
+BATCH_CONVERSATIONS = 200
+BATCH_CHARS = 8_000_000
+
+Convert = Callable[[dict[str, Any]], list[str]]
+
+
+def conversation_label(conv: Any, ids: tuple[str, ...]) -> str:
+    if isinstance(conv, dict):
+        for k in ids:
+            if isinstance(conv.get(k), str) and conv[k]:
+                return f"conversation {conv[k]}"
+    return "conversation"
+
+
+def read_export(unit: Unit, convert: Convert, ids: tuple[str, ...]) -> Iterator[Source]:
+    """Items of at most BATCH_CONVERSATIONS conversations from the export in `unit`."""
+    signature = unit.signature()
+    lines: list[Line] = []
+    bad: list[Bad] = []
+    chars = count = 0
+    yielded = False
+    with unit.open() as f:
+        try:
+            for ordinal, conv in enumerate(iter_array(f), start=1):
+                if isinstance(conv, Fault):
+                    bad.append((conv.ordinal, f"conversation #{conv.ordinal}: {conv.reason}"))
+                    continue
+                try:
+                    if not isinstance(conv, dict):
+                        raise Refused("not a JSON object")
+                    new = convert(conv)
+                except SHAPE_ERRORS as e:
+                    bad.append((ordinal, f"{conversation_label(conv, ids)} (#{ordinal}): {reason(e)}"))
+                    continue
+                lines.extend((ordinal, line) for line in new)
+                chars += sum(len(x) for x in new)
+                count += 1
+                if count >= BATCH_CONVERSATIONS or chars >= BATCH_CHARS:
+                    yield Source(unit.key, signature, lines, bad)
+                    lines, bad, chars, count, yielded = [], [], 0, 0, True
+        except NotAnArray as e:
+            bad.append((1, str(e)))
+    if lines or bad or not yielded:  # an empty export still counts as read
+        yield Source(unit.key, signature, lines, bad)

@@ -1,0 +1,354 @@
+//! A memory as the engine uses it: the Lance dataset (`store`, the memory of record) and, in a warm engine,
+//! its resident copy in RAM (`resident`), kept in step with every write. The domain type above the
+//! mechanics: `store` knows nothing of the copy, `resident` nothing of Lance.
+//!
+//! The copy is built from one scan the first time a recall asks for it (`ensure_resident`) and tagged with
+//! the Lance version it reflects. This process's own appends extend it in place (the slow part, coding and
+//! analysing, is done before the brief write lock, so readers wait at most for a few pushes); commits that
+//! change no rows (index refresh, compaction, pruning) move its tag along; overwrites and purges drop it; a
+//! version this process did not write (another process indexed) makes the next recall build it again.
+
+use std::future::Future;
+use std::ops::Deref;
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
+use std::time::Duration;
+
+use crate::analyzer::fts_document;
+use crate::error::Result;
+use crate::record::StoredChunk;
+use crate::resident::{self, Resident};
+use crate::store::{Commit, Filter, Store, ROW_COLUMNS};
+
+/// Attempts at a resident build before settling for a copy that a concurrent commit already outdated (the
+/// next recall then builds again).
+const RESIDENT_BUILD_TRIES: usize = 3;
+
+pub struct Memory {
+    store: Store,
+    /// Whether recall may build and use the resident copy (a one-shot process should not: loading it
+    /// costs more than a few indexed Lance queries).
+    keep_resident: bool,
+    /// The resident copy; `None` until a recall builds it, and after an overwrite or a purge.
+    resident: RwLock<Option<Resident>>,
+    /// One build of the resident copy at a time.
+    build: tokio::sync::Mutex<()>,
+    /// Writes of this process in progress: while any runs, a new dataset version is ours, not another
+    /// process's, and the writer itself brings the resident copy up to date.
+    own_writes: AtomicUsize,
+}
+
+/// The current resident copy, read-locked: writers that extend it wait until the guard is dropped, so hold
+/// it for one search, never across an await.
+pub struct ResidentGuard<'a>(RwLockReadGuard<'a, Option<Resident>>);
+
+impl Deref for ResidentGuard<'_> {
+    type Target = Resident;
+    fn deref(&self) -> &Resident {
+        self.0.as_ref().expect("a guard is only made over a copy")
+    }
+}
+
+/// Counts one of this process's writes while it lives.
+struct OwnWrite<'a>(&'a AtomicUsize);
+
+impl<'a> OwnWrite<'a> {
+    fn new(n: &'a AtomicUsize) -> Self {
+        n.fetch_add(1, Ordering::SeqCst);
+        Self(n)
+    }
+}
+
+impl Drop for OwnWrite<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What BM25 indexes for each row (the `fts` column): context, text, glued identifiers.
+pub fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
+    rows.iter().map(|r| fts_document(&r.chunk.text, &r.context)).collect()
+}
+
+impl Memory {
+    pub async fn open(home: &Path, keep_resident: bool) -> Result<Self> {
+        Ok(Self {
+            store: Store::open(home).await?,
+            keep_resident,
+            resident: RwLock::new(None),
+            build: tokio::sync::Mutex::new(()),
+            own_writes: AtomicUsize::new(0),
+        })
+    }
+
+    /// The dataset, for reads that need no copy in RAM.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Appends rows in one commit and extends the resident copy with them.
+    pub async fn append(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
+        let fts = fts_texts(rows);
+        let _own = OwnWrite::new(&self.own_writes);
+        if let Some(commit) = self.store.append(rows, &fts, dim, stamp).await? {
+            self.extend_resident(commit, rows, fts);
+        }
+        Ok(())
+    }
+
+    /// Replaces every row (a rebuild); the copy is built again by the next recall.
+    pub async fn overwrite(&self, rows: &[StoredChunk], dim: usize, stamp: &str) -> Result<()> {
+        let fts = fts_texts(rows);
+        let _own = OwnWrite::new(&self.own_writes);
+        self.drop_resident();
+        self.store.overwrite(rows, &fts, dim, stamp).await?;
+        self.drop_resident();
+        Ok(())
+    }
+
+    /// Deletes the rows `filter` admits, physically (`Store::purge`); the copy is built again by the next
+    /// recall.
+    pub async fn purge(&self, filter: &Filter) -> Result<usize> {
+        let _own = OwnWrite::new(&self.own_writes);
+        self.drop_resident();
+        let n = self.store.purge(filter).await?;
+        self.drop_resident();
+        Ok(n)
+    }
+
+    pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
+        self.follow(self.store.refresh_indexes(rebuild)).await
+    }
+
+    pub async fn prune(&self, older_than: Duration, delete_unverified: bool) -> Result<()> {
+        self.follow(self.store.prune(older_than, delete_unverified)).await
+    }
+
+    /// Runs a write that changes no rows, then moves the copy's tag along with the version it made.
+    async fn follow(&self, write: impl Future<Output = Result<()>>) -> Result<()> {
+        let _own = OwnWrite::new(&self.own_writes);
+        let before = self.store.version().await?;
+        write.await?;
+        let after = self.store.version().await?;
+        let mut guard = self.resident.write().unwrap_or_else(PoisonError::into_inner);
+        if let (Some(r), Some(after)) = (guard.as_mut(), after) {
+            if Some(r.version) == before {
+                r.version = after;
+            }
+        }
+        Ok(())
+    }
+
+    /// Extends the copy with rows this process just committed. If the copy was not at the version before
+    /// the commit, or another commit slipped in between, it is dropped: the next recall rebuilds it.
+    fn extend_resident(&self, commit: Commit, rows: &[StoredChunk], fts: Vec<String>) {
+        let Some(current) = self.copy_version() else { return };
+        let in_step = commit.before == Some(current) && commit.after == current + 1;
+        let prepared = in_step.then(|| resident::prepare(rows.to_vec(), fts));
+        let mut guard = self.resident.write().unwrap_or_else(PoisonError::into_inner);
+        match (guard.as_mut(), prepared) {
+            (Some(r), Some(p)) if r.version == current => {
+                r.extend(p);
+                r.version = commit.after;
+            }
+            _ => *guard = None,
+        }
+    }
+
+    fn drop_resident(&self) {
+        *self.resident.write().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    fn copy_version(&self) -> Option<u64> {
+        self.resident.read().unwrap_or_else(PoisonError::into_inner).as_ref().map(|r| r.version)
+    }
+
+    /// The copy as it is now, without building or refreshing it; `None` when there is none.
+    pub fn resident(&self) -> Option<ResidentGuard<'_>> {
+        let guard = self.resident.read().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_some() {
+            Some(ResidentGuard(guard))
+        } else {
+            None
+        }
+    }
+
+    /// Makes the copy current and returns it: builds it from one scan when missing or outdated by another
+    /// process's commit. `None`: this memory keeps no copy, or has no data yet.
+    pub async fn ensure_resident(&self) -> Result<Option<ResidentGuard<'_>>> {
+        if !self.keep_resident {
+            return Ok(None);
+        }
+        for _ in 0..RESIDENT_BUILD_TRIES {
+            let Some(version) = self.store.version().await? else { return Ok(None) };
+            let current = self.copy_version();
+            // While this process writes, new versions are its own and the writer updates the copy.
+            if current == Some(version) || (current.is_some() && self.own_writes.load(Ordering::SeqCst) > 0) {
+                return Ok(self.resident());
+            }
+            let _one = self.build.lock().await;
+            let Some(version) = self.store.version().await? else { return Ok(None) };
+            if self.copy_version() == Some(version) {
+                return Ok(self.resident());
+            }
+            let built = self.build_resident(version).await?;
+            let settled = self.store.version().await? == Some(version);
+            *self.resident.write().unwrap_or_else(PoisonError::into_inner) = Some(built);
+            if settled {
+                return Ok(self.resident());
+            }
+        }
+        Ok(self.resident())
+    }
+
+    /// The copy of the dataset at `version`, from one streamed scan.
+    async fn build_resident(&self, version: u64) -> Result<Resident> {
+        let dim = self.store.model_stamp().await?.map(|(_, dim)| dim).unwrap_or(0);
+        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
+        cols.extend(["vector", "fts"]);
+        let mut r = Resident::new(dim, version);
+        self.store.scan_batches(&Filter::default(), &cols, |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The resident copy against the dataset, with hand-written vectors: no model.
+    use super::*;
+    use crate::chunk::{chunk_id, Chunk};
+    use crate::runtime::block_on;
+    use crate::store::READ_CONSISTENCY;
+
+    const DIM: usize = 3;
+
+    fn row(session: &str, seq: i64, text: &str, vector: [f32; DIM]) -> StoredChunk {
+        let chunk = Chunk {
+            id: chunk_id(session, &format!("{session}-{seq}"), 0, 0),
+            text: text.into(),
+            session_id: session.into(),
+            turn_uuid: format!("{session}-{seq}"),
+            seq,
+            ts: format!("2026-10-0{}T09:00:00Z", seq.clamp(1, 9)),
+            role: "user".into(),
+            harness: "test".into(),
+            block_type: "text".into(),
+            ..Default::default()
+        };
+        StoredChunk::new(chunk, vector.to_vec(), String::new())
+    }
+
+    fn ids_in_copy(m: &Memory) -> Vec<String> {
+        let r = block_on(m.ensure_resident()).unwrap().expect("a copy");
+        let mut ids: Vec<String> = (0..r.len()).map(|i| r.row(i).chunk.id.clone()).collect();
+        ids.sort();
+        ids
+    }
+
+    fn sorted_ids(rows: &[&StoredChunk]) -> Vec<String> {
+        let mut ids: Vec<String> = rows.iter().map(|r| r.chunk.id.clone()).collect();
+        ids.sort();
+        ids
+    }
+
+    #[test]
+    fn own_appends_extend_the_copy_in_step_with_the_dataset() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        assert!(block_on(m.ensure_resident()).unwrap().is_none(), "no dataset, no copy");
+        let (a, b, c) = (
+            row("s1", 1, "pump seal leaking", [1., 0., 0.]),
+            row("s1", 2, "MT-4471 open", [0., 1., 0.]),
+            row("s2", 1, "motor", [0., 0., 1.]),
+        );
+        block_on(m.append(&[a.clone(), b.clone()], DIM, "m@1")).unwrap();
+        assert_eq!(ids_in_copy(&m), sorted_ids(&[&a, &b]));
+        let built = m.copy_version();
+        block_on(m.append(std::slice::from_ref(&c), DIM, "m@1")).unwrap();
+        assert_eq!(m.copy_version(), Some(built.unwrap() + 1), "extended in place, not rebuilt");
+        assert_eq!(ids_in_copy(&m), sorted_ids(&[&a, &b, &c]));
+        block_on(m.refresh_indexes(false)).unwrap();
+        assert_eq!(m.copy_version(), block_on(m.store().version()).unwrap(), "index commits move the tag along");
+        let r = m.resident().unwrap();
+        assert_eq!(r.bm25("MT-4471", 5, &|_| true).len(), 1);
+        assert_eq!(r.session("s1").len(), 2);
+    }
+
+    /// Files under `dir` that contain any of `needles`.
+    fn files_holding(dir: &Path, needles: &[&[u8]]) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let bytes = std::fs::read(&p).unwrap();
+                for needle in needles {
+                    if bytes.windows(needle.len()).any(|w| w == *needle) {
+                        found.push(format!("{} holds {:?}", p.display(), String::from_utf8_lossy(needle)));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn a_purge_drops_the_copy_and_leaves_neither_id_nor_text_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        let (a, b) = (row("keep", 1, "kept words", [1., 0., 0.]), row("sess-gone-4417", 1, "forgotten platypus", [0., 1., 0.]));
+        block_on(m.append(&[a.clone(), b], DIM, "m@1")).unwrap();
+        block_on(m.refresh_indexes(false)).unwrap();
+        ids_in_copy(&m);
+        assert!(!files_holding(dir.path(), &[b"sess-gone-4417"]).is_empty(), "the id is on disk before");
+        assert_eq!(block_on(m.purge(&Filter::session("sess-gone-4417"))).unwrap(), 1);
+        assert!(m.resident().is_none(), "dropped by the purge");
+        assert_eq!(ids_in_copy(&m), sorted_ids(&[&a]));
+        // Not in a data file, an index page (the session_id index held it), a transaction or a manifest.
+        let left = files_holding(dir.path(), &[b"sess-gone-4417", b"platypus"]);
+        assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn another_process_commit_is_seen_and_rebuilds_the_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let reader = block_on(Memory::open(dir.path(), true)).unwrap();
+        let writer = block_on(Memory::open(dir.path(), false)).unwrap();
+        let a = row("s1", 1, "first", [1., 0., 0.]);
+        block_on(writer.append(std::slice::from_ref(&a), DIM, "m@1")).unwrap();
+        // The reader opened on an empty home: it finds the dataset another handle created.
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&a]));
+        let b = row("s2", 1, "second", [0., 1., 0.]);
+        block_on(writer.append(std::slice::from_ref(&b), DIM, "m@1")).unwrap();
+        std::thread::sleep(READ_CONSISTENCY + std::time::Duration::from_millis(200));
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&a, &b]));
+    }
+
+    #[test]
+    fn forgetting_every_row_leaves_no_index_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = block_on(Memory::open(dir.path(), false)).unwrap();
+        block_on(m.append(&[row("sess-quokka-7731", 1, "zebra wombat", [1., 0., 0.])], DIM, "m@1")).unwrap();
+        block_on(m.refresh_indexes(false)).unwrap();
+        assert!(block_on(m.store().stats()).unwrap().fts_indexed);
+        block_on(m.purge(&Filter::session("sess-quokka-7731"))).unwrap();
+        let stats = block_on(m.store().stats()).unwrap();
+        assert_eq!((stats.rows, stats.fts_indexed), (0, false));
+        // No index file is left (the FTS token list is an FST: a grep would not see its words)...
+        let indices = dir.path().join("chunks.lance/_indices");
+        let left: Vec<_> = std::fs::read_dir(&indices).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        assert!(left.is_empty(), "index files left after forgetting every row: {left:?}");
+        // ...and no file names the session or holds its words, not even a transaction or an old manifest.
+        let left = files_holding(dir.path(), &[b"quokka-7731", b"zebra", b"wombat"]);
+        assert!(left.is_empty(), "{left:?}");
+        // And the memory takes new rows, with its indexes, afterwards.
+        block_on(m.append(&[row("next", 1, "after", [0., 1., 0.])], DIM, "m@1")).unwrap();
+        block_on(m.refresh_indexes(false)).unwrap();
+        assert!(block_on(m.store().stats()).unwrap().fts_indexed);
+    }
+}

@@ -1,0 +1,50 @@
+//! Timestamps as the engine reads them: a turn's `ts` (for recency and date filters) and the `since` /
+//! `until` bounds of a query. Pure.
+
+use crate::error::{Error, Result};
+
+/// Milliseconds in a day.
+pub const DAY_MS: i64 = 86_400_000;
+
+/// Parses an RFC 3339 time (or a bare `YYYY-MM-DD`, read as midnight UTC) into milliseconds since the epoch.
+/// A time without a zone is read as UTC.
+pub fn parse_ts_ms(ts: &str) -> Option<i64> {
+    let ts = ts.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) {
+        return Some(t.timestamp_millis());
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some(t.and_utc().timestamp_millis());
+    }
+    chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc().timestamp_millis())
+}
+
+/// Parses a `since`/`until` bound: an RFC 3339 time, or a date. A bare date as an upper bound means the end
+/// of that day, so `until=2026-10-08` includes the 8th.
+pub fn parse_bound(s: &str, upper: bool) -> Result<i64> {
+    let ms = parse_ts_ms(s).ok_or_else(|| Error::InvalidInput(format!("not a date or an RFC 3339 time: {s:?}")))?;
+    let bare_date = s.trim().len() == 10;
+    Ok(if upper && bare_date { ms + DAY_MS - 1 } else { ms })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_times() {
+        assert_eq!(parse_ts_ms("1970-01-02T00:00:00Z"), Some(DAY_MS));
+        assert_eq!(parse_ts_ms("1970-01-02"), Some(DAY_MS));
+        assert_eq!(parse_ts_ms("1970-01-01T00:00:01+00:00"), Some(1000));
+        assert_eq!(parse_ts_ms("1970-01-01T00:00:01.5"), Some(1500));
+        assert_eq!(parse_ts_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn a_bare_date_as_upper_bound_covers_the_day() {
+        assert_eq!(parse_bound("1970-01-02", false).unwrap(), DAY_MS);
+        assert_eq!(parse_bound("1970-01-02", true).unwrap(), 2 * DAY_MS - 1);
+        assert_eq!(parse_bound("1970-01-02T00:00:00Z", true).unwrap(), DAY_MS);
+        assert!(parse_bound("soon", false).is_err());
+    }
+}
