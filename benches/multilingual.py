@@ -28,7 +28,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from .harness import REPO, engine_stamp, load_result, meta, pct, read_jsonl, save_result
+from .harness import REPO, engine_stamp, load_result, meta, pct, save_result
 from .history import generate, history_dirname, write_history
 from .latency import OUT, run_child
 
