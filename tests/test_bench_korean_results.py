@@ -38,3 +38,11 @@ def test_render_puts_configs_side_by_side():
     assert "| 1,000 | long | hybrid | 35 / 40 / 100 | 92 / 97 / 100 |" in text
     assert "| e5 (int8) + bigram BM25 | ko 1,000 | 512 | 900 | 9.0 / 18.0 | 700 | 0.1.0+abc |" in text
     assert "Mixed" not in text  # no mixed runs, no mixed table
+
+
+def test_render_names_a_memory_re_tokenised_by_a_newer_build():
+    run = _run("ko", 10_000, "e5-bigram", 0.97)
+    run["index"] |= {"engine": "0.1.0+old", "retokenised": {"retokenise_s": 41.6, "engine": "0.1.0+new"}}
+    text = multilingual.render({"runs": [run]})
+    assert "| e5 (int8) + bigram BM25 | ko 10,000 | 512 (+ 42 re-tokenising) | 900 |" in text
+    assert "indexed (embedded) by build 0.1.0+old" in text and "re-tokenised by build 0.1.0+new" in text
