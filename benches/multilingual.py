@@ -197,7 +197,7 @@ def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls:
     long run that is stopped keeps what it measured."""
     supported = [c for c in (configs or DEFAULT_CONFIGS) if CONFIGS[c][1] == analyzer_of_build()]
     kept = {r["key"]: r for r in (previous or {}).get("runs", [])}
-    out: dict = {"locomo": previous["locomo"]} if (previous or {}).get("locomo") else {}  # type: ignore[index]
+    out: dict = {k: previous[k] for k in ("locomo", "locomo_minilm") if (previous or {}).get(k)}  # type: ignore[index]
     order = {lang: i for i, lang in enumerate(LANGS)}
     for lang in langs:
         for n in sizes:
@@ -211,9 +211,14 @@ def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls:
                 if on_progress:
                     on_progress(out)
     out.setdefault("runs", list(kept.values()))
-    e5 = [c for c in supported if CONFIGS[c][0] == E5_INT8]
-    if e5 and locomo_conversations != 0:
-        out["locomo"] = locomo(e5[0], locomo_conversations, keep_index)
+    # LoCoMo with e5, and with MiniLM on the same build beside it (the quality part's run-locomo.json may be
+    # from another build).
+    for key, embedder in (("locomo", E5_INT8), ("locomo_minilm", None)):
+        config = next((c for c in supported if CONFIGS[c][0] == embedder), None)
+        if config and locomo_conversations != 0:
+            out[key] = locomo(config, locomo_conversations, keep_index)
+            if on_progress:
+                on_progress(out)
     return out
 
 
@@ -278,7 +283,7 @@ def render(data: dict) -> str:
                 f"analyser was whitespace, and re-tokenised by build {new} when it first opened it (issue 14: an "
                 "older memory is re-tokenised from its stored text, vectors kept); that open is timed apart.\n")  # fmt: skip
     if data.get("locomo"):
-        out += "\n" + render_locomo(data["locomo"], load_result("locomo", False))
+        out += "\n" + render_locomo(data["locomo"], data.get("locomo_minilm") or load_result("locomo", False))
     return out
 
 
@@ -286,7 +291,8 @@ def render_locomo(e5: dict, minilm: dict | None) -> str:
     """LoCoMo turn recall with e5 beside MiniLM's (from run-locomo.json, when it exists)."""
     out = (f"**LoCoMo** with {LABELS[e5['model_config']]} ({e5['questions']:,} questions, "
            f"{len(e5['conversations'])} conversations), turn recall @1 / @5 / @10 in %:\n\n"
-           "| legs | e5 | MiniLM (run-locomo.json) |\n|---|---|---|\n")  # fmt: skip
+           f"| legs | e5 | MiniLM ({'same build' if minilm and minilm.get('engine') == e5['engine'] else 'run-locomo.json'}) |"
+           "\n|---|---|---|\n")  # fmt: skip
     for legs in e5["tables"]:
         cells = []
         for data in (e5, minilm):
@@ -306,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-index", action="store_true")
     ap.add_argument("--locomo-conversations", type=int, help="LoCoMo conversations with e5 (default all, 0: none)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite the korean section of RESULTS.md")
+    ap.add_argument("--locomo-only", action="store_true", help="only LoCoMo (e5, and MiniLM beside it)")
     ap.add_argument("--index-only", action="store_true",
                     help="only index the memories (any analyser; a newer build re-tokenises them on open, timed)")
     args = ap.parse_args(argv)
@@ -324,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     def save(data: dict) -> None:
         save_result("korean", False, data | {"meta": meta("korean", command, False, time.perf_counter() - t0)})
 
-    data = run(args.n, args.langs, args.configs, args.keep_index, args.calls, load_result("korean", False),
+    data = run([] if args.locomo_only else args.n, args.langs, args.configs, args.keep_index, args.calls, load_result("korean", False),
                args.locomo_conversations, on_progress=save)  # fmt: skip
     save(data)
     print(render(data))

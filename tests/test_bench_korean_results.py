@@ -46,3 +46,14 @@ def test_render_names_a_memory_re_tokenised_by_a_newer_build():
     text = multilingual.render({"runs": [run]})
     assert "| e5 (int8) + bigram BM25 | ko 10,000 | 512 (+ 42 re-tokenising) | 900 |" in text
     assert "indexed (embedded) by build 0.1.0+old" in text and "re-tokenised by build 0.1.0+new" in text
+
+
+def test_locomo_puts_minilm_of_the_same_build_beside_e5():
+    def lo(config, r5):
+        return {"model_config": config, "engine": "0.1.0+abc", "questions": 1986, "conversations": ["c"] * 10,
+                "tables": {"hybrid": {"ALL": {"turn_recall@1": 0.3, "turn_recall@5": r5, "turn_recall@10": 0.8}}}}  # fmt: skip
+
+    text = multilingual.render({"runs": [_run("ko", 1_000, "e5-bigram", 0.97)], "locomo": lo("e5-bigram", 0.65),
+                                "locomo_minilm": lo("minilm-bigram", 0.6)})  # fmt: skip
+    assert "| legs | e5 | MiniLM (same build) |" in text
+    assert "| hybrid | 30.0 / 65.0 / 80.0 | 30.0 / 60.0 / 80.0 |" in text
