@@ -186,12 +186,15 @@ def measure(n: int, lang: str, config: str, keep_index: bool = False, calls: int
     del eng
     cost = recall_cost(root, home, config, calls)
     tag = {"n": n, "lang": lang, "model_config": config, "engine": engine_stamp()}
+    # The load when the recall cost was measured: on 2 shared cores it moves p50 several-fold.
+    cost["loadavg"] = [round(x, 1) for x in os.getloadavg()]
     return {"key": f"{lang}-{n}-{config}", "rows": [r | tag for r in rows], "misses": [m | tag for m in misses[:5]],
-            "index": info, "cost": cost, **tag}  # fmt: skip
+            "index": info, "cost": cost, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **tag}  # fmt: skip
 
 
 def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls: int = RECALL_CALLS,
-        previous: dict | None = None, locomo_conversations: int | None = None, on_progress=None) -> dict:  # fmt: skip
+        previous: dict | None = None, locomo_conversations: int | None = None, on_progress=None,
+        command: str | None = None) -> dict:  # fmt: skip
     """Every (lang, size, config) the engine build supports, then LoCoMo with e5 (locomo_conversations=0
     skips it); earlier results for other keys are kept. `on_progress(data)` after each measurement, so a
     long run that is stopped keeps what it measured."""
@@ -203,7 +206,7 @@ def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls:
         for n in sizes:
             for config in supported:
                 t = time.perf_counter()
-                kept[f"{lang}-{n}-{config}"] = measure(n, lang, config, keep_index, calls)
+                kept[f"{lang}-{n}-{config}"] = measure(n, lang, config, keep_index, calls) | {"command": command}
                 print(f"korean: {lang} {n:,} {config} in {time.perf_counter() - t:.0f} s", file=sys.stderr,
                       flush=True)  # fmt: skip
                 out["runs"] = sorted(kept.values(), key=lambda r: (order[r["lang"]], r["n"],
@@ -216,7 +219,7 @@ def run(sizes=SIZES, langs=LANGS, configs=None, keep_index: bool = False, calls:
     for key, embedder in (("locomo", E5_INT8), ("locomo_minilm", None)):
         config = next((c for c in supported if CONFIGS[c][0] == embedder), None)
         if config and locomo_conversations != 0:
-            out[key] = locomo(config, locomo_conversations, keep_index)
+            out[key] = locomo(config, locomo_conversations, keep_index) | {"command": command}
             if on_progress:
                 on_progress(out)
     return out
@@ -264,15 +267,16 @@ def render(data: dict) -> str:
         out += "\n"
     out += ("Cost per model: index from scratch in a child process (model load excluded), its "
             "peak RSS; warm `recall(q, k=8)` with the defaults, 300 calls in a fresh process, and that process's "
-            "peak RSS.\n\n| model + analyser | history | index s | index peak RSS MB | recall p50 / p95 ms | "
-            "recall RSS MB | engine build |\n|---|---|---|---|---|---|---|\n")  # fmt: skip
+            "peak RSS; the 1-minute load average when the recall cost was measured (2 cores).\n\n"
+            "| model + analyser | history | index s | index peak RSS MB | recall p50 / p95 ms | recall RSS MB | load | "
+            "engine build |\n|---|---|---|---|---|---|---|---|\n")  # fmt: skip
     for run in runs:
         i, c = run["index"], run["cost"]
         retok = i.get("retokenised")
         index_s = f"{i['index_s']:.0f}" + (f" (+ {retok['retokenise_s']:.0f} re-tokenising)" if retok else "")
         out += (f"| {LABELS[run['model_config']]} | {run['lang']} {run['n']:,} | {index_s} | "
                 f"{i['peak_rss_mb']} | {c['recall_ms']['p50']:.1f} / {c['recall_ms']['p95']:.1f} | {c['rss_mb']} | "
-                f"{run['engine']} |\n")  # fmt: skip
+                f"{c['loadavg'][0] if c.get('loadavg') else '–'} | {run['engine']} |\n")  # fmt: skip
     out += ("\nThe engine build is that of each row: the whitespace rows come from the build before the bigram "
             "analyser existed (issue 14's baseline). Times depend on what else shares the 2 cores (the load "
             "average is under the title): compare rows measured together.\n")  # fmt: skip
@@ -282,9 +286,21 @@ def render(data: dict) -> str:
         out += (f"\nRows with \"re-tokenising\": the memory was indexed (embedded) by build {old}, whose BM25 "
                 f"analyser was whitespace, and re-tokenised by build {new} when it first opened it (issue 14: an "
                 "older memory is re-tokenised from its stored text, vectors kept); that open is timed apart.\n")  # fmt: skip
+    out += _commands(runs + [data[k] for k in ("locomo", "locomo_minilm") if data.get(k)])
     if data.get("locomo"):
         out += "\n" + render_locomo(data["locomo"], data.get("locomo_minilm") or load_result("locomo", False))
     return out
+
+
+def _commands(runs: list[dict]) -> str:
+    """Which command measured which rows (a result file gathers several runs)."""
+    by: dict[str, list[str]] = {}
+    for r in runs:
+        what = f"{r['lang']} {r['n']:,} {r['model_config']}" if "lang" in r else f"LoCoMo {r['model_config']}"
+        by.setdefault(r.get("command") or "(command not recorded)", []).append(what)
+    return "\nRows and the commands that measured them:\n\n" + "".join(
+        f"- `{cmd}`: {', '.join(whats)}\n" if cmd.startswith("python") else f"- {cmd}: {', '.join(whats)}\n"
+        for cmd, whats in by.items())
 
 
 def render_locomo(e5: dict, minilm: dict | None) -> str:
@@ -332,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         save_result("korean", False, data | {"meta": meta("korean", command, False, time.perf_counter() - t0)})
 
     data = run([] if args.locomo_only else args.n, args.langs, args.configs, args.keep_index, args.calls, load_result("korean", False),
-               args.locomo_conversations, on_progress=save)  # fmt: skip
+               args.locomo_conversations, on_progress=save, command=command)  # fmt: skip
     save(data)
     print(render(data))
     if not args.no_results_md:

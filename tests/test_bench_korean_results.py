@@ -36,7 +36,7 @@ def test_render_puts_configs_side_by_side():
     text = multilingual.render(data)
     assert "| MiniLM + whitespace BM25 | e5 (int8) + bigram BM25 |" in text
     assert "| 1,000 | long | hybrid | 35 / 40 / 100 | 92 / 97 / 100 |" in text
-    assert "| e5 (int8) + bigram BM25 | ko 1,000 | 512 | 900 | 9.0 / 18.0 | 700 | 0.1.0+abc |" in text
+    assert "| e5 (int8) + bigram BM25 | ko 1,000 | 512 | 900 | 9.0 / 18.0 | 700 | – | 0.1.0+abc |" in text
     assert "Mixed" not in text  # no mixed runs, no mixed table
 
 
@@ -57,3 +57,12 @@ def test_locomo_puts_minilm_of_the_same_build_beside_e5():
                                 "locomo_minilm": lo("minilm-bigram", 0.6)})  # fmt: skip
     assert "| legs | e5 | MiniLM (same build) |" in text
     assert "| hybrid | 30.0 / 65.0 / 80.0 | 30.0 / 60.0 / 80.0 |" in text
+
+
+def test_render_names_the_command_of_each_row():
+    a, b = _run("ko", 1_000, "e5-bigram", 0.97), _run("ko", 1_000, "minilm-whitespace", 0.4)
+    a["command"], a["cost"]["loadavg"] = "python -m benches.multilingual --n 1000", [8.7, 9.0, 9.1]
+    text = multilingual.render({"runs": [a, b]})
+    assert "- `python -m benches.multilingual --n 1000`: ko 1,000 e5-bigram\n" in text
+    assert "- (command not recorded): ko 1,000 minilm-whitespace\n" in text
+    assert "| 9.0 / 18.0 | 700 | 8.7 | 0.1.0+abc |" in text
