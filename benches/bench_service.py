@@ -65,7 +65,7 @@ def conversations(tenant: int) -> list[dict]:
 
 
 class Server:
-    def __init__(self, data: Path, n_tenants: int, max_concurrent: int):
+    def __init__(self, data: Path, n_tenants: int, max_concurrent: int, env: dict[str, str] | None = None):
         self.data, self.n_tenants, self.max_concurrent = data, n_tenants, max_concurrent
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -74,7 +74,8 @@ class Server:
         tokens_file.write_text(json.dumps(self.tokens))
         env = {**os.environ, "FUNES_PORT": str(self.port), "FUNES_DATA": str(data), "FUNES_TOKENS_FILE": str(tokens_file),
                "FUNES_INGEST_KEY": INGEST_KEY, "FUNES_INDEX_DEBOUNCE_S": "0.2", "FUNES_LOG": "WARNING",
-               "FUNES_MAX_OPEN_TENANTS": str(n_tenants + 8), "FUNES_MAX_CONCURRENT_RECALLS": str(max_concurrent)}
+               "FUNES_MAX_OPEN_TENANTS": str(n_tenants + 8), "FUNES_MAX_CONCURRENT_RECALLS": str(max_concurrent),
+               **(env or {})}
         self.log = open(data.parent / "bench-server.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "funes_py.server"], env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120

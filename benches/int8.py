@@ -55,7 +55,7 @@ def ensure_funes_int8() -> None:
     try:
         registry.resolve(EMBEDDERS["funes int8"])
     except FileNotFoundError:
-        quantize_model(registry.resolve(None))
+        quantize_model(registry.resolve(registry.DEFAULT_EMBEDDER_NAME))
 
 
 def child(label: str, root: Path, calls_cap: int | None) -> dict:

@@ -19,6 +19,6 @@ start=$(date +%s)
 "$PY" -m maturin build --profile dist --zig --compatibility manylinux_2_28 --target "$TARGET" --out dist >&2
 echo "wheel.sh: engine wheel built in $(( $(date +%s) - start ))s" >&2
 "$PY" -m maturin sdist --out dist >&2
-bash scripts/model-wheel.sh
+"$PY" scripts/model_wheel.py dist
 for whl in dist/funes_py-*manylinux_2_28*.whl; do "$PY" -m auditwheel show "$whl"; done
 ls -l dist

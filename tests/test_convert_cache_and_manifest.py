@@ -173,7 +173,7 @@ def test_cli_prints_the_model_directory(tmp_path):
 
 @pytest.mark.models
 def test_minilm_manifest_and_cache(models_dir):
-    first = resolve(None)
+    first = resolve("sentence-transformers/all-MiniLM-L6-v2")
     stamp = (first / "model.onnx").stat().st_mtime_ns
     assert build_model(default_embedder_dir()) == first  # same name from the model card, same entry
     assert (first / "model.onnx").stat().st_mtime_ns == stamp

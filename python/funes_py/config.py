@@ -100,7 +100,7 @@ class Settings:
     """The library's and the CLI's settings."""
 
     home: Path = env_field("FUNES_HOME", Path("~/.funes-py").expanduser(), "the memory the CLI uses when --home is not given")
-    # None: the packaged all-MiniLM-L6-v2.
+    # None: the default embedder (all-MiniLM-L6-v2 int8, funes_py.convert.registry.DEFAULT_NAME).
     embedder: str | None = env_field("FUNES_EMBEDDER", None, "embedding model: a model directory or a model name")
     reranker: str | None = env_field("FUNES_RERANKER", None, "cross-encoder model directory or name; enables reranking")
     models_dir: Path = env_field(

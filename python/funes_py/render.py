@@ -159,8 +159,10 @@ def _render_passage(p: _Passage) -> str:
     return "\n".join(lines)
 
 
-def cut_at_word(text: str, limit: int) -> str:
-    """The longest prefix of `text` that ends at a word boundary and, with ' …', fits in `limit`."""
+def cut_at_word(text: str, limit: int, keep: int = 0) -> str:
+    """The longest prefix of `text` that ends at a word boundary and, with ' …', fits in `limit`. A word
+    that starts before `keep` or takes more than half the room (a pasted hash, a line of base64) is cut
+    inside: cutting before it would show a passage header and a role with nothing after them."""
     if len(text) <= limit:
         return text
     room = limit - len(_ELLIPSIS)
@@ -168,8 +170,18 @@ def cut_at_word(text: str, limit: int) -> str:
         return ""
     head = text[: room + 1]
     cut = max(head.rfind(" "), head.rfind("\n"))
-    head = head[:cut] if cut > 0 else text[:room]  # one word longer than the room: cut it, no choice
+    head = head[:cut] if cut > max(keep, room // 2) else text[:room]
     return head.rstrip() + _ELLIPSIS
+
+
+def _quotes_something(block: str) -> bool:
+    """A rendered passage with at least one turn line that says something beyond its role and ' …'."""
+    for line in block.splitlines()[1:]:
+        # A turn's first line is "<role>: ..." (unindented); its continuation lines are indented.
+        words = line if line[:1].isspace() else line.partition(": ")[2]
+        if words.strip().removesuffix(_ELLIPSIS.strip()).strip():
+            return True
+    return False
 
 
 def format_passages(hits: Sequence[Any], max_chars: int) -> str:
@@ -191,11 +203,13 @@ def format_passages(hits: Sequence[Any], max_chars: int) -> str:
         # The first passage is always shown, cut if need be; a later one only if a fair part of it fits.
         room = max_chars - len(out) - len(sep) - (0 if shown == 0 else _NOTE_RESERVE)
         if room >= _MIN_TRUNCATED_PASSAGE or shown == 0:
-            cut = cut_at_word(block, max(room, 0))
-            if cut.count("\n") > 0:
+            cut = cut_at_word(block, max(room, 0), keep=block.find(": ", block.find("\n")) + 2)
+            if _quotes_something(cut):
                 out += sep + cut
                 shown += 1
         break
+    if shown == 0:  # nothing fit: the empty answer, never an intro with no passage under it
+        return NOTHING
     left = len(passages) - shown
     if left:
         note = f"\n\n({left} more passage{'s' if left > 1 else ''} left out for length; search with narrower words.)"

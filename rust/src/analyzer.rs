@@ -7,11 +7,74 @@
 //!
 //! An identifier is a run of letters and digits joined by `-`, `_`, `.` or `/` that contains at least one
 //! letter, one digit and one separator: `MT-4471`, `N-11`, `BLD-9W2LNZYG`, `K-047`, `v1.2.3`; not `e-mail`
-//! (no digit) nor `3.5` (no letter).
+//! (no digit) nor `3.5` (no letter). Its letters are not CJK: `MT-4471에서` is `MT-4471` followed by a particle.
+//!
+//! Hangul, Han and Kana are written without spaces between words, and Korean attaches particles to nouns
+//! (`서버가`, `서버를`, `서버에서`): the simple tokenizer would index each as one token that a query for `서버`
+//! never matches. So each run of those scripts is indexed as its overlapping character bigrams (`서버가` →
+//! `서버 버가`; a run of one character as itself), on the stored side and the query side alike: the classic
+//! dictionary-free approach to CJK search. Latin words and identifiers are unchanged. The stored `fts`
+//! column holds the bigrams, so changing this changes stored tokens: `ANALYZER_VERSION` is stamped into each
+//! memory, and a memory of another version is re-tokenised from its stored text when it is opened.
+
+/// The version of what this module makes of a text for BM25. 1: identifier glue; 2: CJK bigrams.
+pub const ANALYZER_VERSION: u32 = 2;
 
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lance_index::scalar::InvertedIndexParams;
 use lance_tokenizer::TokenStream;
+
+/// Whether `c` belongs to a script written without spaces between words: Hangul (syllables, jamo and
+/// compatibility jamo), Han (CJK unified ideographs, extension A, compatibility), Hiragana and Katakana
+/// (with the half-width forms).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF | 0x3040..=0x309F | 0x30A0..=0x30FF | 0x3130..=0x318F | 0x3400..=0x4DBF | 0x4E00..=0x9FFF
+        | 0xA960..=0xA97F | 0xAC00..=0xD7AF | 0xD7B0..=0xD7FF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F)
+}
+
+/// A letter or digit of a word as the identifier rule reads it (CJK ends a word: see the module doc).
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric() && !is_cjk(c)
+}
+
+/// `text` with each run of CJK characters replaced by its overlapping bigrams (a one-character run by
+/// itself), set off by spaces from what surrounds it; everything else unchanged.
+pub fn cjk_bigrams(text: &str) -> String {
+    if !text.chars().any(is_cjk) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut run: Vec<char> = Vec::new();
+    let flush = |run: &mut Vec<char>, out: &mut String| {
+        if run.is_empty() {
+            return;
+        }
+        out.push(' ');
+        if run.len() == 1 {
+            out.push(run[0]);
+        } else {
+            for (i, pair) in run.windows(2).enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.extend(pair);
+            }
+        }
+        out.push(' ');
+        run.clear();
+    };
+    for c in text.chars() {
+        if is_cjk(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
 
 /// The glued forms of the identifiers in `text`, lower-cased, in order of appearance, without repeats.
 pub fn identifier_tokens(text: &str) -> Vec<String> {
@@ -20,7 +83,7 @@ pub fn identifier_tokens(text: &str) -> Vec<String> {
     let n = bytes.len();
     let mut i = 0;
     while i < n {
-        if !bytes[i].is_alphanumeric() {
+        if !word_char(bytes[i]) {
             i += 1;
             continue;
         }
@@ -29,10 +92,10 @@ pub fn identifier_tokens(text: &str) -> Vec<String> {
         let mut end = i;
         let mut seps = 0;
         loop {
-            while end < n && bytes[end].is_alphanumeric() {
+            while end < n && word_char(bytes[end]) {
                 end += 1;
             }
-            if end + 1 < n && "-_./".contains(bytes[end]) && bytes[end + 1].is_alphanumeric() {
+            if end + 1 < n && "-_./".contains(bytes[end]) && word_char(bytes[end + 1]) {
                 seps += 1;
                 end += 1;
                 continue;
@@ -41,7 +104,7 @@ pub fn identifier_tokens(text: &str) -> Vec<String> {
         }
         let cand = &bytes[start..end];
         if seps > 0 && cand.iter().any(|c| c.is_ascii_digit()) && cand.iter().any(|c| c.is_alphabetic()) {
-            let glued: String = cand.iter().filter(|c| c.is_alphanumeric()).flat_map(|c| c.to_lowercase()).collect();
+            let glued: String = cand.iter().filter(|c| word_char(**c)).flat_map(|c| c.to_lowercase()).collect();
             if glued.chars().count() <= 40 && !out.contains(&glued) {
                 out.push(glued);
             }
@@ -55,7 +118,7 @@ pub fn identifier_tokens(text: &str) -> Vec<String> {
 /// at least two digits (`N11`, `P003`; not `4pm` or `mp3`), lower-cased.
 pub fn id_terms(text: &str) -> Vec<String> {
     let mut out = identifier_tokens(text);
-    for w in text.split(|c: char| !c.is_alphanumeric()) {
+    for w in text.split(|c: char| !word_char(c)) {
         let digits = w.chars().filter(|c| c.is_ascii_digit()).count();
         if digits >= 2 && w.chars().any(|c| c.is_alphabetic()) {
             let l = w.to_lowercase();
@@ -68,10 +131,11 @@ pub fn id_terms(text: &str) -> Vec<String> {
 }
 
 /// The text stored in the `fts` column: the passage's context (the end of the turn before it, see
-/// `chunk::turn_contexts`), the passage, then the glued identifiers of both.
+/// `chunk::turn_contexts`), the passage (CJK runs as bigrams), then the glued identifiers of both.
 pub fn fts_document(text: &str, context: &str) -> String {
     let body = if context.is_empty() { text.to_string() } else { format!("{context}\n{text}") };
     let ids = identifier_tokens(&body);
+    let body = cjk_bigrams(&body);
     if ids.is_empty() {
         return body;
     }
@@ -82,7 +146,7 @@ pub fn fts_document(text: &str, context: &str) -> String {
 /// full-text query parser could read as syntax are replaced by spaces, so a query is always plain words.
 pub fn fts_query(query: &str) -> String {
     let ids = identifier_tokens(query);
-    let plain: String = query.chars().map(|c| if c.is_alphanumeric() || c.is_whitespace() { c } else { ' ' }).collect();
+    let plain: String = cjk_bigrams(query).chars().map(|c| if c.is_alphanumeric() || c.is_whitespace() { c } else { ' ' }).collect();
     let mut words: Vec<&str> = plain.split_whitespace().collect();
     words.extend(ids.iter().map(String::as_str));
     words.join(" ")
@@ -183,6 +247,31 @@ mod tests {
     fn id_terms_cover_glued_and_plain_forms() {
         assert_eq!(id_terms("ask about N11 and MT-4471 at 4pm"), vec!["mt4471", "n11"]);
         assert!(id_terms("meet at 4pm with the mp3 file").is_empty());
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams_and_latin_is_untouched() {
+        assert_eq!(cjk_bigrams("plain text"), "plain text");
+        assert_eq!(cjk_bigrams("서버가 죽었다").split_whitespace().collect::<Vec<_>>(), ["서버", "버가", "죽었", "었다"]);
+        assert_eq!(cjk_bigrams("MT-4471에서").split_whitespace().collect::<Vec<_>>(), ["MT-4471", "에서"]);
+        assert_eq!(cjk_bigrams("東京").trim(), "東京");
+        assert_eq!(cjk_bigrams("a 가 b").split_whitespace().collect::<Vec<_>>(), ["a", "가", "b"]);
+    }
+
+    #[test]
+    fn identifiers_end_where_hangul_begins() {
+        assert_eq!(identifier_tokens("MT-4471에서 P-003을"), vec!["mt4471", "p003"]);
+        assert_eq!(id_terms("P003을 확인"), vec!["p003"]);
+    }
+
+    #[test]
+    fn a_bare_korean_noun_finds_it_with_a_particle() {
+        let mut a = Bm25Analyzer::new();
+        let doc = a.document(&fts_document("어제 서버가 멈췄고 서버에서 로그를 봤다", ""));
+        for term in a.query("서버") {
+            assert!(doc.contains(&term), "{term} not in {doc:?}");
+        }
+        assert!(a.query("서버 로그").iter().all(|t| doc.contains(t)));
     }
 
     #[test]

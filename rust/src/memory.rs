@@ -16,6 +16,7 @@ use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use crate::analyzer::fts_document;
+use crate::chunk::turn_contexts;
 use crate::error::Result;
 use crate::record::StoredChunk;
 use crate::resident::{self, Resident};
@@ -105,6 +106,21 @@ impl Memory {
         self.store.overwrite(rows, &fts, dim, stamp).await?;
         self.drop_resident();
         Ok(())
+    }
+
+    /// Rewrites every row's `fts` text with this build's analyzer, keeping text and vectors, in one commit
+    /// (`overwrite`), then drops the old versions: the tokens of two analyzers are never mixed, and the old
+    /// ones are gone from disk. Returns the number of rows. The caller holds the writer lock.
+    pub async fn retokenize(&self, stamp: &str, dim: usize) -> Result<usize> {
+        let columns: Vec<&str> = ROW_COLUMNS.iter().copied().chain(["vector"]).collect();
+        let rows = self.store.scan(&Filter::default(), &columns).await?;
+        let contexts = turn_contexts(rows.iter().map(|r| &r.chunk));
+        let rows: Vec<StoredChunk> = rows.iter().map(|r| StoredChunk { context: contexts.of(&r.chunk), ..r.clone() }).collect();
+        if !rows.is_empty() {
+            self.overwrite(&rows, dim, stamp).await?;
+            self.prune(Duration::ZERO, true).await?;
+        }
+        Ok(rows.len())
     }
 
     /// Deletes the rows `filter` admits, physically (`Store::purge`); the copy is built again by the next
@@ -350,5 +366,28 @@ mod tests {
         block_on(m.append(&[row("next", 1, "after", [0., 1., 0.])], DIM, "m@1")).unwrap();
         block_on(m.refresh_indexes(false)).unwrap();
         assert!(block_on(m.store().stats()).unwrap().fts_indexed);
+    }
+
+    #[test]
+    fn an_older_analyzers_memory_is_retokenised_not_mixed() {
+        use crate::analyzer::ANALYZER_VERSION;
+        let dir = tempfile::tempdir().unwrap();
+        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        let old = row("s1", 1, "어제 서버가 멈췄다", [1., 0., 0.]);
+        // What analyzer version 1 stored: the text as it is (no bigrams), and no version in the schema.
+        block_on(m.store().append(std::slice::from_ref(&old), std::slice::from_ref(&old.chunk.text), DIM, "m@1")).unwrap();
+        block_on(m.store().forget_analyzer_version_for_test()).unwrap();
+        assert_eq!(block_on(m.store().analyzer_version()).unwrap(), Some(1));
+        let found = |m: &Memory| block_on(m.ensure_resident()).unwrap().expect("a copy").bm25("서버", 5, &|_| true).len();
+        assert_eq!(found(&m), 0, "version 1 indexed 서버가 as one token");
+
+        assert_eq!(block_on(m.retokenize("m@1", DIM)).unwrap(), 1);
+        assert_eq!(block_on(m.store().analyzer_version()).unwrap(), Some(ANALYZER_VERSION));
+        assert_eq!(found(&m), 1, "the bare noun finds the noun with its particle");
+        let back = block_on(m.store().scan(&Filter::default(), &["id", "text", "vector"])).unwrap();
+        assert_eq!((back[0].chunk.text.as_str(), back[0].vector.as_slice()), (old.chunk.text.as_str(), old.vector.as_slice()));
+        let reopened = block_on(Memory::open(dir.path(), true)).unwrap();
+        assert_eq!(found(&reopened), 1);
+        assert_eq!(block_on(reopened.store().version()).unwrap(), block_on(m.store().version()).unwrap());
     }
 }

@@ -3,27 +3,30 @@
 
 /// Hits returned by recall.
 pub const DEFAULT_K: usize = 8;
-/// Depth of each search leg (dense and BM25) before fusion.
+/// Passages kept after fusion, for the relevance floor, the identifier guard and the reranker.
 pub const DEFAULT_CANDIDATES: usize = 30;
 /// Recency half-life in days; 0 turns recency weighting off.
 pub const DEFAULT_HALF_LIFE_DAYS: f64 = 30.0;
 /// The most of a passage's score that recency can take away: a passage very much older than the half-life
 /// keeps 1 - RECENCY_SHARE of it, one a half-life old 1 - RECENCY_SHARE / 2. So recency orders passages of
-/// about equal relevance newest first and never buries a clearly better old one. Fused scores are
-/// reciprocal ranks, close together: the top few passages of a query differ by 1-3%. Multiplying them by
-/// the whole weight, as the reference does with its reranker's probabilities, put recent small talk above
-/// every answer older than two months: on the benchmark's year of history, hit@3 at 10,000 conversations
-/// fell from 100% to 23%. With a share of 0.02 it stays at 100 (long questions; short 98, hit@1 at 1,000
-/// long 89 against 92); 0.05 lost hit@1 at 10,000 (88), 0.2 lost hit@3 (96).
+/// about equal relevance newest first and never buries a clearly better old one (fused scores are
+/// `exp(fused)`: the factor subtracts at most about 0.02 in fused units). Multiplying scores by the whole
+/// weight, as the reference does with its reranker's probabilities, put recent small talk above every answer
+/// older than two months: on the benchmark's year of history, hit@3 at 10,000 conversations fell from 100%
+/// to 23%.
 pub const RECENCY_SHARE: f64 = 0.02;
 /// Neighbouring turns shown on each side of a hit.
 pub const DEFAULT_NEIGHBORS: usize = 1;
-/// Weight of the dense leg in the rank fusion (BM25 and the identifier leg weigh 1). Measured with MiniLM:
-/// 0.3 against 1.0 gave LoCoMo turn recall@5/@10 59.1/71.7 against 54.2/68.9 and the same or better hit@k on
-/// the synthetic history at 1,000 and 10,000 conversations; 0 (BM25 alone) loses 5–9 points of hit@1 there.
+/// Weight of the dense leg's z-score in the score fusion (BM25's is 1 minus it; `search::fusion`). Chosen on
+/// the tuning sets of benches/fusion_lab.py (0.1-0.8 tried): 0.3.
 pub const DEFAULT_DENSE_WEIGHT: f64 = 0.3;
-/// Reciprocal-rank-fusion constant (the usual 60, as in funes and lancedb).
-pub const RRF_K: f64 = 60.0;
+/// How deep each search leg looks before fusion, whatever `candidates` is: the legs' score distributions
+/// (mean, spread) are taken over this many passages, and a passage strong in one leg but weak in the other
+/// still enters the union. Both legs already score every row of the resident copy; this is a top-n.
+pub const FUSION_DEPTH: usize = 100;
+/// What containing all the identifiers a query names (`MT-4471`) adds in fused units (a share of them adds
+/// that share of it).
+pub const IDENTIFIER_BONUS: f64 = 0.5;
 /// Characters of a neighbouring turn shown as its preview.
 pub const NEIGHBOR_PREVIEW_CHARS: usize = 160;
 /// Turns on each side of the target turn returned by `get`.

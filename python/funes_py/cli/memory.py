@@ -153,6 +153,7 @@ def _read(args: argparse.Namespace, eng: Any) -> tuple[Any, str]:
         st = eng.status()
         return st, (
             f"memory: {st.home}\nmodel: {st.model}\nmemory model: {st.memory_model or '(empty)'}\n"
+            f"bm25 analyzer: version {st.analyzer_version or '-'}\n"
             f"chunks: {st.rows}\nsessions: {st.sessions}\n"
             f"bm25 index: {'yes' if st.fts_indexed else 'no'} ({st.fts_unindexed_rows} rows not yet indexed, scanned)\n"
             f"vector index: {'yes' if st.vector_indexed else 'no (exact search)'}\n"

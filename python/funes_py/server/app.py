@@ -17,6 +17,7 @@ from starlette.routing import Mount
 
 from .auth import TenantTokenVerifier
 from .config import ServiceConfig
+from .mcp_guard import McpGuard
 from .mcp_tool import build_mcp
 from .routes import build_routes
 from .service import Service
@@ -43,6 +44,8 @@ def create_app(config: ServiceConfig, models: Any = None) -> Starlette:
         finally:
             await service.stop()
 
-    app = Starlette(routes=[*build_routes(service), Mount("/", app=mcp_app)], lifespan=lifespan)
+    # McpGuard answers the transport's own errors (bad bodies, idle streams) before the SDK sees them.
+    app = Starlette(routes=[*build_routes(service), Mount("/", app=McpGuard(mcp_app, verifier, config))],
+                    lifespan=lifespan)
     app.state.service = service
     return app

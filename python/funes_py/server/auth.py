@@ -85,8 +85,8 @@ class TenantTokenVerifier:
         except jwt.PyJWTError:
             return None
         user = claims.get("sub") or claims.get("client_id")
-        if not isinstance(user, str) or not user.strip():
-            return None
+        if not isinstance(user, str) or not user.strip() or not _encodable(user):
+            return None  # a lone surrogate ("\ud800" in the claims) names no tenant: its hash cannot be taken
         exp = claims.get("exp")
         return user, int(exp) if isinstance(exp, (int, float)) else None
 
@@ -98,6 +98,14 @@ class TenantTokenVerifier:
             return None
         user, exp = found
         return AccessToken(token=token, client_id=user, subject=user, scopes=[], expires_at=exp)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def ingest_key_ok(expected: str | None, given: str | None) -> bool:

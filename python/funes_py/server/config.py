@@ -24,7 +24,9 @@ DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "funes-py" / "service"
 DEFAULT_RECALL_K = 3
 DEFAULT_RECALL_CANDIDATES = 8
 DEFAULT_RECALL_RERANK = False
-DEFAULT_RECALL_MIN_SIMILARITY: float | None = None  # no floor until one is measured
+# None: the embedder's calibrated floor (funes_py.convert.floors; 0.25 for the default int8 MiniLM), or no floor
+# for a model that has none. 0 turns the floor off.
+DEFAULT_RECALL_MIN_SIMILARITY: float | None = None
 # A query naming identifiers (P-7, MT-5120) gets only passages containing one of them: "did we ever talk
 # about motor P-7?" answers nothing rather than the nearest fact about another motor.
 DEFAULT_RECALL_IDENTIFIER_GUARD = True
@@ -48,6 +50,22 @@ DEFAULT_INDEX_MAX_WAIT_S = 10.0  # a steady stream of writes still gets indexed 
 DEFAULT_INDEX_WORKERS = 2
 DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 DEFAULT_MASK_SECRETS = True
+
+# Request limits (every route). Each one answers 400/413 naming the field; none is near what a real client
+# sends: the ingest body nests 3 levels deep and carries no numbers at all, a tool call nests 4.
+DEFAULT_MAX_JSON_DEPTH = 32
+MAX_JSON_DEPTH_CEILING = 500
+DEFAULT_MAX_JSON_NUMBER_CHARS = 40  # a 128-bit integer has 39 digits; Python refuses ints past 4,300 digits
+DEFAULT_MAX_TURNS = 10_000  # per POST /turns (the whole conversation so far)
+DEFAULT_MAX_TURN_CHARS = 4_000_000  # per turn: a pasted log file fits, the body limit still applies
+# A tool call is a few hundred bytes; a 1 MB query still fits and is cut to FUNES_RECALL_MAX_QUERY_CHARS.
+DEFAULT_MAX_MCP_BODY_BYTES = 1024 * 1024
+
+# Idle MCP streams (`GET /mcp`). The endpoint is stateless, so such a stream never carries a message: it
+# only holds a connection. A few per token, closed after this long without a message (keep-alive pings
+# do not count).
+DEFAULT_MCP_STREAMS_PER_TOKEN = 2
+DEFAULT_MCP_STREAM_IDLE_S = 60.0
 
 DEFAULT_LOG_LEVEL = "INFO"
 
@@ -81,7 +99,9 @@ class ServiceConfig:
     recall_rerank: bool = env_field("FUNES_RECALL_RERANK", DEFAULT_RECALL_RERANK, "rerank with the cross-encoder")
     # The relevance floor (cosine similarity to the query) below which a passage is not returned.
     recall_min_similarity: float | None = env_field(
-        "FUNES_RECALL_MIN_SIMILARITY", DEFAULT_RECALL_MIN_SIMILARITY, "relevance floor"
+        "FUNES_RECALL_MIN_SIMILARITY",
+        DEFAULT_RECALL_MIN_SIMILARITY,
+        "relevance floor (cosine); unset: the embedder's calibrated floor (0.25 for the default), 0: off",
     )
     recall_identifier_guard: bool = env_field(
         "FUNES_RECALL_IDENTIFIER_GUARD", DEFAULT_RECALL_IDENTIFIER_GUARD, "identifier guard"
@@ -107,6 +127,22 @@ class ServiceConfig:
     max_body_bytes: int = env_field("FUNES_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, "larger ingest bodies get 413")
     mask_secrets: bool = env_field("FUNES_MASK_SECRETS", DEFAULT_MASK_SECRETS, "mask credential shapes before storing")
 
+    max_json_depth: int = env_field(
+        "FUNES_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH, f"request bodies nested deeper get 400 (at most {MAX_JSON_DEPTH_CEILING})"
+    )
+    max_json_number_chars: int = env_field(
+        "FUNES_MAX_JSON_NUMBER_CHARS", DEFAULT_MAX_JSON_NUMBER_CHARS, "a longer number literal in a request body gets 400"
+    )
+    max_turns: int = env_field("FUNES_MAX_TURNS", DEFAULT_MAX_TURNS, "turns in one `POST /turns`; more get 400")
+    max_turn_chars: int = env_field("FUNES_MAX_TURN_CHARS", DEFAULT_MAX_TURN_CHARS, "characters in one turn's text; more get 400")
+    max_mcp_body_bytes: int = env_field("FUNES_MAX_MCP_BODY_BYTES", DEFAULT_MAX_MCP_BODY_BYTES, "larger `POST /mcp` bodies get 413")
+    mcp_streams_per_token: int = env_field(
+        "FUNES_MCP_STREAMS_PER_TOKEN", DEFAULT_MCP_STREAMS_PER_TOKEN, "open `GET /mcp` event streams per bearer token; more get 429"
+    )
+    mcp_stream_idle_s: float = env_field(
+        "FUNES_MCP_STREAM_IDLE_S", DEFAULT_MCP_STREAM_IDLE_S, "a `GET /mcp` stream with nothing but keep-alive pings this long is closed"
+    )
+
     # FUNES_LOG is shared with the library and the CLI; the service defaults to INFO.
     log_level: str = env_field("FUNES_LOG", DEFAULT_LOG_LEVEL, "log level")
 
@@ -126,25 +162,38 @@ class ServiceConfig:
             "FUNES_INDEX_WORKERS": self.index_workers,
             "FUNES_MAX_BODY_BYTES": self.max_body_bytes,
             "FUNES_QUERY_THREADS": self.query_threads,
+            "FUNES_RECALL_MAX_QUERY_CHARS": self.recall_max_query_chars,
+            "FUNES_MAX_JSON_DEPTH": self.max_json_depth,
+            "FUNES_MAX_JSON_NUMBER_CHARS": self.max_json_number_chars,
+            "FUNES_MAX_TURNS": self.max_turns,
+            "FUNES_MAX_TURN_CHARS": self.max_turn_chars,
+            "FUNES_MAX_MCP_BODY_BYTES": self.max_mcp_body_bytes,
+            "FUNES_MCP_STREAMS_PER_TOKEN": self.mcp_streams_per_token,
+            "FUNES_MCP_STREAM_IDLE_S": self.mcp_stream_idle_s,
         }
         for var, value in positive.items():
             if value <= 0:
                 raise ConfigError(f"{var} must be positive, got {value}")
         if self.index_debounce_s < 0 or self.index_max_wait_s < self.index_debounce_s:
             raise ConfigError("FUNES_INDEX_DEBOUNCE_S must be >= 0 and <= FUNES_INDEX_MAX_WAIT_S")
+        if self.max_json_depth > MAX_JSON_DEPTH_CEILING:
+            # Python's JSON parser recurses: past about 1,000 levels it fails on its own, before our check.
+            raise ConfigError(f"FUNES_MAX_JSON_DEPTH must be at most {MAX_JSON_DEPTH_CEILING}, got {self.max_json_depth}")
         if not 0 < self.port < 65536:
             raise ConfigError(f"FUNES_PORT must be a TCP port, got {self.port}")
 
-    def recall_options(self) -> Any:
-        """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere."""
+    def recall_options(self, calibrated_floor: float | None = None) -> Any:
+        """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere.
+        `calibrated_floor`: the loaded embedder's, used when FUNES_RECALL_MIN_SIMILARITY is unset."""
         from ..options import RecallOptions
 
+        floor = self.recall_min_similarity if self.recall_min_similarity is not None else calibrated_floor
         overrides: dict[str, Any] = {
             "k": self.recall_k,
             "candidates": self.recall_candidates,
             "rerank": self.recall_rerank,
             "identifier_guard": self.recall_identifier_guard,
-            "min_similarity": self.recall_min_similarity,
+            "min_similarity": floor if floor else None,
             "neighbors": self.recall_neighbors,
             "half_life_days": self.recall_half_life_days,
         }

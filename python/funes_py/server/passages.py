@@ -25,6 +25,7 @@ EMPTY_QUERY = "The query is empty: pass a few key words (identifiers, names, key
 # but not the quote. Down-weighting was not an option: the engine has no per-turn weight.
 MIN_KEPT_CHARS = 40
 _PREFIX = r"^\s*(?:>\s*)*"
+_PREFIX_RE = re.compile(_PREFIX)
 _HEADER_RE = re.compile(_PREFIX + r"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\]\s*$")
 _ROLE_RE = re.compile(_PREFIX + r"(?:user|assistant):\s")
 _FENCE_RE = re.compile(_PREFIX + r"(?:```|~~~)\w*\s*$")
@@ -33,11 +34,15 @@ _TOOL_LINES = {INTRO, NOTHING_FOUND, NO_MEMORY, UNAVAILABLE}
 
 def strip_pasted_recall(text: str) -> str | None:
     """`text` without pasted recall output; None when what is left is too little to keep as a memory."""
+    # Nothing is removed unless a line is a passage header or one of the tool's fixed lines: most turns
+    # (and every large pasted log) skip the line-by-line pass.
+    if "UTC]" not in text and not any(line in text for line in _TOOL_LINES):
+        return text
     kept: list[str] = []
     in_block = False
     removed = False
     for line in text.splitlines():
-        bare = re.sub(_PREFIX, "", line).strip()
+        bare = _PREFIX_RE.sub("", line, count=1).strip()
         if bare in _TOOL_LINES or _HEADER_RE.match(line):
             in_block = bare not in _TOOL_LINES or in_block
             removed = True

@@ -2,54 +2,54 @@
 
 Only the ingest key (`x-ingest-key`) opens the write routes; a bearer token, the agent's credential, is
 not looked at here, so an agent can never write or forget anything.
+
+Every malformed request is the client's mistake and answers 4xx with `{"error": "<field>: <reason>"}`:
+bodies are read up to a limit (413 past it), decoded and parsed by `jsonbody` (400 naming the place),
+validated by `turns` (400 naming the field). The parsing of an ingest body runs in a worker process
+(`Service.parse_turns`): a large turn never holds up the event loop or the GIL that recalls need.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any
+from concurrent.futures.process import BrokenProcessPool
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .auth import ingest_key_ok, tenant_id
+from .jsonbody import parse_json
 from .service import Service
-from .turns import BadRequest, parse_body, require_conversation_id, require_user
+from .turns import BadRequest, require_conversation_id, require_user
 
 log = logging.getLogger("funes_py.server")
 
+# A DELETE body carries only {"user": ...}; it is parsed on the event loop, so it is kept small.
+_DELETE_BODY_BYTES = 64 * 1024
 
-class _TooLarge(Exception):
+
+class TooLarge(Exception):
     pass
 
 
-def _error(status: int, message: str) -> JSONResponse:
+def error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def _read_json(request: Request, limit: int, required: bool = True) -> Any:
-    """The body as JSON, read at most `limit` bytes; _TooLarge past it, BadRequest when not JSON."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, read at most `limit` bytes; TooLarge past it (declared or counted)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise _TooLarge
+        raise TooLarge
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():  # a chunked body has no length header: count as it comes
         size += len(chunk)
         if size > limit:
-            raise _TooLarge
+            raise TooLarge
         chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        if required:
-            raise BadRequest("body: expected a JSON object")
-        return None
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise BadRequest("body: not valid JSON") from None
+    return b"".join(chunks)
 
 
 def build_routes(service: Service) -> list[Route]:
@@ -58,21 +58,26 @@ def build_routes(service: Service) -> list[Route]:
     def unauthorized(request: Request) -> Response | None:
         if ingest_key_ok(cfg.ingest_key, request.headers.get("x-ingest-key")):
             return None
-        return _error(401, "missing or wrong x-ingest-key")
+        return error(401, "missing or wrong x-ingest-key")
 
     def not_ready() -> Response | None:
-        return None if service.ready else _error(503, "starting")
+        return None if service.ready else error(503, "starting")
 
     async def post_turns(request: Request) -> Response:
         if (denied := unauthorized(request)) or (denied := not_ready()):
             return denied
         try:
-            body = await _read_json(request, cfg.max_body_bytes)
-            conv = parse_body(body, mask=cfg.mask_secrets)
-        except _TooLarge:
-            return _error(413, f"body larger than {cfg.max_body_bytes} bytes")
+            raw = await read_body(request, cfg.max_body_bytes)
+            if not raw or raw.isspace():  # no copy of a large body on the event loop
+                raise BadRequest("body: expected a JSON object")
+            conv = await service.parse_turns(raw)
+        except TooLarge:
+            return error(413, f"body larger than {cfg.max_body_bytes} bytes")
         except BadRequest as e:
-            return _error(400, str(e))
+            return error(400, str(e))
+        except BrokenProcessPool:
+            log.error("an ingest worker died twice on one body (%d bytes); nothing was stored", len(raw))
+            return error(503, "body: could not be processed (a worker process died on it); nothing was stored")
         await service.store(conv)
         log.info("stored conversation tenant=%s turns=%d skipped=%d",
                  tenant_id(conv.user), len(conv.lines), conv.skipped)
@@ -87,16 +92,23 @@ def build_routes(service: Service) -> list[Route]:
             cid = require_conversation_id(request.path_params.get("conversation_id"))
             user = request.query_params.get("user")
             if user is None:
-                body = await _read_json(request, cfg.max_body_bytes, required=False)
+                raw = await read_body(request, _DELETE_BODY_BYTES)
+                body = None if not raw or raw.isspace() else parse_json(raw, service.json_limits)
                 user = body.get("user") if isinstance(body, dict) else None
             user = require_user(user)
-        except _TooLarge:
-            return _error(413, f"body larger than {cfg.max_body_bytes} bytes")
+        except TooLarge:
+            return error(413, f"body larger than {_DELETE_BODY_BYTES} bytes")
         except BadRequest as e:
-            return _error(400, str(e))
-        found, rows = await service.forget(user, cid)
+            return error(400, str(e))
+        try:
+            found, rows = await service.forget(user, cid)
+        except Exception:
+            # The source file is gone by now (it goes first), so no index run brings the rows back; a retry
+            # purges them. Never a 500 with a traceback: say what happened and what to do.
+            log.exception("forget failed tenant=%s", tenant_id(user))
+            return error(503, "forget failed part-way: the conversation's file is removed, its rows may remain; retry")
         if not found:
-            return _error(404, "no such conversation for this user")
+            return error(404, "no such conversation for this user")
         return JSONResponse({"forgotten": cid, "rows_removed": rows})
 
     async def healthz(request: Request) -> Response:

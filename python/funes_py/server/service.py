@@ -1,13 +1,17 @@
 """The recall service's state and its three operations: recall (read), store and forget (write).
 
 Placement: this file decides what an operation does (which tenant, which limits, what the agent sees on
-failure); `tenants` keeps engines warm, `indexer` decides when to index, `passages` renders, `turns`
-validates, and the HTTP and MCP surfaces (`routes`, `mcp_tool`) only translate to and from these calls.
+failure); `tenants` keeps engines warm, `indexer` decides when to index, `funes_py.render` renders
+(`passages` holds the fixed answers), `turns` validates, and the HTTP and MCP surfaces (`routes`,
+`mcp_tool`) only translate to and from these calls.
 
 Threads: recalls run on a pool of `max_concurrent_recalls` threads (more wait in its queue), index runs
 and forgets on a pool of `index_workers` threads, engine opening and closing on asyncio's default pool.
 Every engine call releases the GIL, so these pools are the service's parallelism and the event loop
 stays free for HTTP.
+
+Processes: ingest bodies (JSON, limits, secret masking, the pasted-recall rule) become lines in
+`_INGEST_PROCESSES` worker processes (`ingest_pool`), so that Python work never holds this process's GIL.
 """
 
 from __future__ import annotations
@@ -28,14 +32,18 @@ from ..render import format_passages
 from .auth import TENANT_HEX_CHARS, tenant_id
 from .config import ServiceConfig
 from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
+from .ingest_pool import IngestPool
+from .jsonbody import JsonLimits
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE
 from .tenants import TenantRegistry
-from .turns import Conversation
+from .turns import Conversation, TurnLimits
 
 log = logging.getLogger("funes_py.server")
 
 _TENANT_DIR_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")
 _SHUTDOWN_GRACE_S = 30.0
+# Two, so one large body does not queue every other write behind it (about 16 MB each, see ingest_pool).
+_INGEST_PROCESSES = 2
 
 
 class Service:
@@ -47,6 +55,9 @@ class Service:
         self.scheduler: IndexScheduler | None = None
         self._recall_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._index_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._ingest_pool: IngestPool | None = None
+        self.json_limits = JsonLimits(config.max_json_depth, config.max_json_number_chars)
+        self._turn_limits = TurnLimits(config.max_turns, config.max_turn_chars)
         self._index_slots: asyncio.Semaphore | None = None
         self._sweeper: asyncio.Task[None] | None = None
         self._recall_options = config.recall_options()
@@ -56,6 +67,7 @@ class Service:
     async def start(self) -> None:
         """Load the models (once, before the first request), then queue recovery of interrupted indexing."""
         from funes_py import InvalidInputError, Models  # imported here: the pure parts need no engine
+        from funes_py.convert.floors import calibrated_floor
 
         self._invalid_input = InvalidInputError
 
@@ -70,6 +82,8 @@ class Service:
             )
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
+        self._recall_options = cfg.recall_options(calibrated_floor(models.embedder_name))
+        log.info("recall options: %s", self._recall_options)
         self.registry = TenantRegistry(
             cfg.data_dir,
             functools.partial(_open_engine, models=models, rebuild_slots=threading.Semaphore(cfg.index_workers)),
@@ -79,6 +93,8 @@ class Service:
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
         self._index_pool = concurrent.futures.ThreadPoolExecutor(cfg.index_workers, "funes-index")
+        self._ingest_pool = IngestPool(_INGEST_PROCESSES)
+        await self._ingest_pool.start()  # before the port opens, like the models
         self._index_slots = asyncio.Semaphore(cfg.index_workers)
         self._recover()
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
@@ -95,6 +111,8 @@ class Service:
         for pool in (self._recall_pool, self._index_pool):
             if pool is not None:
                 pool.shutdown(wait=False, cancel_futures=True)
+        if self._ingest_pool is not None:
+            await self._ingest_pool.close()
 
     def health(self) -> dict[str, Any]:
         if not self.ready or self.registry is None or self.scheduler is None:
@@ -111,7 +129,7 @@ class Service:
     async def recall_text(self, user: str, query: str) -> str:
         """The tool's answer for `user`. Never raises: a failure is logged and the agent is told to go on."""
         tenant = tenant_id(user)
-        query = " ".join(query.split())[: self.config.recall_max_query_chars]
+        query = cut_query(query, self.config.recall_max_query_chars)
         if not query:
             return EMPTY_QUERY
         try:
@@ -148,6 +166,11 @@ class Service:
             raise
 
     # --- write ------------------------------------------------------------------------------------
+    async def parse_turns(self, raw: bytes) -> Conversation:
+        """An ingest body -> the conversation to store (BadRequest naming the field), in a worker process."""
+        assert self._ingest_pool is not None
+        return await self._ingest_pool.parse(raw, self.json_limits, self._turn_limits, self.config.mask_secrets)
+
     async def store(self, conv: Conversation) -> None:
         """Write the conversation's source file atomically and schedule its indexing."""
         assert self.registry is not None and self.scheduler is not None
@@ -259,6 +282,19 @@ def _open_engine(home: Path, models: Any, rebuild_slots: threading.Semaphore) ->
     _, chunks = engine.rebuilt or ("", 0)
     log.info("re-embedded %d chunks of %s in %.1f s", chunks, home, time.perf_counter() - t0)
     return engine
+
+
+def cut_query(query: str, max_chars: int) -> str:
+    """The query with its whitespace flattened, cut at a word boundary to at most `max_chars` characters
+    (a word longer than that is cut inside). Only a bounded prefix is looked at: this runs on the event
+    loop, and a query can be a megabyte long."""
+    words = query.lstrip()[: max_chars * 4 + 1].split()
+    flat = " ".join(words)
+    if len(flat) <= max_chars:
+        return flat
+    head = flat[: max_chars + 1]
+    cut = head.rfind(" ")
+    return head[:cut] if cut > 0 else flat[:max_chars]
 
 
 def _write_atomic(path: Path, lines: list[str]) -> None:

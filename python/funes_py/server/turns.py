@@ -17,18 +17,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..redact import mask_secrets
+from .jsonbody import BadRequest, JsonLimits, parse_json, require_encodable
 from .passages import strip_pasted_recall
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")
 MAX_USER_CHARS = 512
+MAX_TURN_ID_CHARS = 256
+_MAX_TS_CHARS = 64  # the longest ISO-8601 form Python reads is 32; room for spaces around it
 HARNESS = "gateway"
 # Roles that become memories. Others ("tool", "system", ...) are accepted and not stored: tool output,
 # this service's own answers included, is not something the user said.
 STORED_ROLES = ("user", "assistant")
 
 
-class BadRequest(ValueError):
-    """The body is not acceptable; the message names the field."""
+__all__ = ["BadRequest", "Conversation", "TurnLimits", "parse_body", "parse_request", "require_conversation_id",
+           "require_user"]
+
+
+@dataclass(frozen=True)
+class TurnLimits:
+    max_turns: int
+    max_turn_chars: int
 
 
 @dataclass(frozen=True)
@@ -43,11 +52,16 @@ def parse_ts(value: Any, where: str) -> str:
     """ISO-8601 -> 'YYYY-MM-DDTHH:MM:SS(.ffffff)Z' in UTC; a time without zone is taken as UTC."""
     if not isinstance(value, str) or not value.strip():
         raise BadRequest(f"{where}: required, an ISO-8601 timestamp")
+    if len(value) > _MAX_TS_CHARS:
+        raise BadRequest(f"{where}: longer than {_MAX_TS_CHARS} characters, not an ISO-8601 timestamp")
     try:
         t = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
         raise BadRequest(f"{where}: {value[:40]!r} is not an ISO-8601 timestamp") from None
-    t = t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
+    try:
+        t = t.replace(tzinfo=dt.UTC) if t.tzinfo is None else t.astimezone(dt.UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is in year 0 in UTC; 9999-12-31T23:59-01:00 in 10000
+        raise BadRequest(f"{where}: {value[:40]!r} falls outside the years 1 to 9999 in UTC") from None
     return t.isoformat().replace("+00:00", "Z")
 
 
@@ -56,7 +70,7 @@ def require_user(value: Any) -> str:
         raise BadRequest("user: required, a non-empty string")
     if len(value) > MAX_USER_CHARS:
         raise BadRequest(f"user: longer than {MAX_USER_CHARS} characters")
-    return value
+    return require_encodable(value, "user")
 
 
 def require_conversation_id(value: Any) -> str:
@@ -65,8 +79,11 @@ def require_conversation_id(value: Any) -> str:
     return value
 
 
-def parse_body(body: Any, mask: bool) -> Conversation:
-    """Validate an ingest body and convert it; raises BadRequest naming the first bad field."""
+def parse_body(body: Any, mask: bool, limits: TurnLimits | None = None) -> Conversation:
+    """Validate an ingest body and convert it; raises BadRequest naming the first bad field.
+
+    Cost is linear in the body's size (the masking patterns and the pasted-recall rule are linear), but a
+    large body still takes a while: callers run this off the event loop."""
     if not isinstance(body, dict):
         raise BadRequest("body: expected a JSON object")
     user = require_user(body.get("user"))
@@ -74,6 +91,8 @@ def parse_body(body: Any, mask: bool) -> Conversation:
     turns = body.get("turns")
     if not isinstance(turns, list) or not turns:
         raise BadRequest("turns: required, a non-empty list")
+    if limits is not None and len(turns) > limits.max_turns:
+        raise BadRequest(f"turns: {len(turns)} turns, more than the limit of {limits.max_turns}")
 
     lines: list[str] = []
     skipped = 0
@@ -86,9 +105,14 @@ def parse_body(body: Any, mask: bool) -> Conversation:
             raise BadRequest(f"{where}.role: required, a non-empty string")
         if not isinstance(text, str):
             raise BadRequest(f"{where}.text: required, a string")
+        if limits is not None and len(text) > limits.max_turn_chars:
+            raise BadRequest(f"{where}.text: {len(text)} characters, more than the limit of {limits.max_turn_chars}")
         ts = parse_ts(turn.get("ts"), f"{where}.ts")
-        if tid is not None and (not isinstance(tid, str) or not tid.strip() or len(tid) > 256):
-            raise BadRequest(f"{where}.id: when given, a non-empty string of at most 256 characters")
+        if tid is not None and (not isinstance(tid, str) or not tid.strip() or len(tid) > MAX_TURN_ID_CHARS):
+            raise BadRequest(f"{where}.id: when given, a non-empty string of at most {MAX_TURN_ID_CHARS} characters")
+        require_encodable(text, f"{where}.text")
+        if tid is not None:
+            require_encodable(tid, f"{where}.id")
 
         role = role.strip().lower()
         if role not in STORED_ROLES:
@@ -99,13 +123,32 @@ def parse_body(body: Any, mask: bool) -> Conversation:
         if kept is None or not kept.strip():
             skipped += 1
             continue
-        lines.append(json.dumps({
+        head = json.dumps({
             "session_id": cid,
             "turn_uuid": tid or f"{cid}-{i}",
             "seq": i,
             "ts": ts,
             "role": role,
             "harness": HARNESS,
-            "blocks": [{"block_type": "text", "text": kept}],
-        }, ensure_ascii=False))
+        }, ensure_ascii=False)
+        lines.append(f'{head[:-1]}, "blocks": [{{"block_type": "text", "text": {_json_string(kept)}}}]}}')
     return Conversation(user, cid, lines, skipped)
+
+
+# json.dumps of a 4 MB text is one C call of tens of milliseconds holding the GIL; escaping is per character,
+# so the string is encoded in pieces and joined (the same bytes as one call).
+_DUMPS_PIECE = 64 * 1024
+
+
+def _json_string(text: str) -> str:
+    if len(text) <= _DUMPS_PIECE:
+        return json.dumps(text, ensure_ascii=False)
+    pieces = (json.dumps(text[i:i + _DUMPS_PIECE], ensure_ascii=False)[1:-1]
+              for i in range(0, len(text), _DUMPS_PIECE))
+    return '"' + "".join(pieces) + '"'
+
+
+
+def parse_request(raw: bytes, json_limits: JsonLimits, limits: TurnLimits, mask: bool) -> Conversation:
+    """The raw ingest body -> a Conversation (the whole of the write path's CPU work, for a worker thread)."""
+    return parse_body(parse_json(raw, json_limits), mask=mask, limits=limits)

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use super::state::{signature, IndexState};
 use super::Engine;
+use crate::analyzer::ANALYZER_VERSION;
 use crate::chunk::{chunk_turn, turn_contexts, Chunk};
 use crate::error::Result;
 use crate::inference::Embedder;
@@ -237,6 +238,25 @@ impl Engine {
         state.save(&self.home)?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
+    }
+
+    /// Rewrites the `fts` column of a memory whose stored analyzer version is not this build's, from the stored
+    /// text and with the stored vectors (nothing is embedded), in one commit, so BM25 never mixes the tokens
+    /// of two analyzers. Returns the number of chunks re-tokenised (0 when the memory was current).
+    pub(super) fn retokenize_if_older(&self) -> Result<usize> {
+        let store = self.memory.store();
+        if block_on(store.analyzer_version())?.is_none_or(|v| v == ANALYZER_VERSION) {
+            return Ok(0);
+        }
+        let _lock = self.lock_for_writing()?;
+        // Another process may have done it while we waited for the lock.
+        let (Some(version), Some((stamp, dim))) = (block_on(store.analyzer_version())?, block_on(store.model_stamp())?) else {
+            return Ok(0);
+        };
+        if version == ANALYZER_VERSION {
+            return Ok(0);
+        }
+        block_on(self.memory.retokenize(&stamp, dim))
     }
 
     /// Re-embeds every stored chunk with the loaded embedder, from the text already stored (no source files

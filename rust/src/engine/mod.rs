@@ -13,6 +13,7 @@ pub use index::{IndexProgress, IndexReport, Source, SourceContent};
 pub use lock::{WriterLock, LOCK_WAIT};
 pub use reads::{ForgetReport, ScanMatch, SessionInfo, Sketch, Status};
 
+pub use crate::analyzer::ANALYZER_VERSION;
 pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
 pub use crate::ingest::BadLine;
 pub use crate::options::{
@@ -48,10 +49,14 @@ pub struct Rebuilt {
 impl Engine {
     /// Opens (or creates) the memory at `home`. A memory built with another embedder is refused with
     /// `Error::ModelMismatch`, which says how to rebuild, or re-embedded, as `opts.on_model_mismatch` says.
+    /// A memory whose BM25 texts were made by an older analyzer is re-tokenised first (no embedding).
     pub fn open(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
         let engine = Self::open_unchecked(home, models, opts)?;
         match (engine.model_mismatch()?, opts.on_model_mismatch) {
-            (None, _) => Ok(engine),
+            (None, _) => {
+                engine.retokenize_if_older()?;
+                Ok(engine)
+            }
             (Some(e), OnModelMismatch::Refuse) => Err(e),
             (Some(Error::ModelMismatch { stored, .. }), OnModelMismatch::Rebuild) => {
                 let mut engine = engine;

@@ -51,6 +51,8 @@ pub struct Status {
     /// The stamp of the loaded embedder and of the memory ("" when the memory is empty).
     pub model: String,
     pub memory_model: String,
+    /// The analyzer version of the memory's BM25 texts (0 when the memory is empty).
+    pub analyzer_version: u32,
     pub dim: usize,
     pub sessions: usize,
     pub store: StoreStats,
@@ -166,7 +168,16 @@ impl Engine {
             let rows = block_on(self.memory.store().scan(&Filter::default(), &["session_id"]))?;
             rows.iter().map(|r| r.chunk.session_id.as_str()).collect::<std::collections::HashSet<_>>().len()
         };
-        Ok(Status { home: self.home.display().to_string(), model: spec.stamp(), memory_model, dim: spec.dim, sessions, store })
+        let analyzer_version = block_on(self.memory.store().analyzer_version())?.unwrap_or(0);
+        Ok(Status {
+            home: self.home.display().to_string(),
+            model: spec.stamp(),
+            memory_model,
+            analyzer_version,
+            dim: spec.dim,
+            sessions,
+            store,
+        })
     }
 
     /// Deletes a session and makes it physically gone: rows deleted, fragments rewritten, indexes rebuilt,

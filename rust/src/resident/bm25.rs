@@ -84,6 +84,30 @@ impl Bm25Index {
         let scored: Vec<(usize, f32)> = touched.into_iter().map(|d| d as usize).filter(|&d| allow(d)).map(|d| (d, score[d])).collect();
         super::dense::top_n(scored, n)
     }
+
+    /// The BM25 score of each of `docs` for the query terms (0 for a document sharing no term), exactly as
+    /// `top` computes it: fusion needs the score of passages only the dense leg found.
+    pub fn scores(&self, query: &[String], docs: &[usize]) -> Vec<f32> {
+        let total = self.len();
+        if total == 0 {
+            return vec![0.0; docs.len()];
+        }
+        let avgdl = self.total_len as f32 / total as f32;
+        let lists: Vec<&Vec<(u32, u32)>> = query.iter().filter_map(|t| self.terms.get(t)).map(|&id| &self.postings[id as usize]).collect();
+        docs.iter()
+            .map(|&d| {
+                let norm = K1 * (1.0 - B + B * self.doc_len[d] as f32 / avgdl);
+                lists
+                    .iter()
+                    .filter_map(|list| {
+                        let i = list.binary_search_by_key(&(d as u32), |&(doc, _)| doc).ok()?;
+                        let tf = list[i].1 as f32;
+                        Some(idf(list.len(), total) * (K1 + 1.0) * tf / (tf + norm))
+                    })
+                    .sum()
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -120,6 +144,22 @@ mod tests {
         // N = 2, n = 1, dl = 2, avgdl = 3.
         let expected = idf(1, 2) * 2.2 * 1.0 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / 3.0));
         assert!((s - expected).abs() < 1e-6);
+    }
+
+    #[test]
+    fn scores_of_given_documents_equal_the_top_lists() {
+        let mut idx = Bm25Index::default();
+        for d in ["pump seal leak", "seal", "motor bearing", "pump pump motor"] {
+            idx.push(&terms(d));
+        }
+        let q = terms("pump seal");
+        let top = idx.top(&q, 10, &|_| true);
+        let docs: Vec<usize> = top.iter().map(|&(d, _)| d).chain([2]).collect();
+        let scores = idx.scores(&q, &docs);
+        for (&(_, want), got) in top.iter().zip(&scores) {
+            assert!((want - got).abs() < 1e-6, "{want} vs {got}");
+        }
+        assert_eq!(scores[top.len()], 0.0, "shares no term");
     }
 
     #[test]

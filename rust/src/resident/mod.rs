@@ -104,6 +104,12 @@ impl Resident {
         self.bm25.top(&terms, n, &|i| admit(&self.rows[i]))
     }
 
+    /// The BM25 scores of rows `rows` for the query text (0 where a row shares no term with it).
+    pub fn bm25_scores(&self, query: &str, rows: &[usize]) -> Vec<f32> {
+        let terms = with_bm25_analyzer(|a| a.query(query));
+        self.bm25.scores(&terms, rows)
+    }
+
     /// The cosine estimate between row `i` and the query.
     pub fn cosine(&self, i: usize, query: &CodedQuery) -> f32 {
         self.vectors.cosine(i, query)

@@ -1,72 +1,68 @@
-//! Rank fusion and recency: pure functions over ids and numbers, testable without disk or models.
+//! Score fusion and recency: pure functions over numbers, testable without disk or models.
+//!
+//! Each leg's score of a passage counts by how far it stands above that leg's own top list, in standard
+//! deviations (a z-score), and the two legs are mixed by weight. Rank fusion (RRF, what funes does) threw
+//! the scores away: a confident dense match, far above every other passage, counted no more than a weak one
+//! that happened to rank first, and was outvoted by BM25 ranks of passages that merely shared a word. On
+//! questions worded unlike the stored text (synonyms, restructured sentences) that lost 6-18 points of hit@3;
+//! the lab that chose this (benches/fusion_lab.py, benches/fusion_spec.md) reproduces the engine's top k.
 
-use std::collections::HashMap;
+use crate::options::{IDENTIFIER_BONUS, RECENCY_SHARE};
 
-use crate::options::RECENCY_SHARE;
-
-/// One leg's result: ids in rank order, and each one's rank. Equal scores share a rank (competition
-/// ranking: 0, 1, 1, 3): a leg that cannot tell two passages apart (the same text, or the same BM25
-/// statistics) gives them the same reciprocal-rank score, so what orders them is recency, not the leg's
-/// arbitrary order of ties. Without that, two copies of one passage were 1.6% apart in fused score,
-/// more than recency may move a score (`RECENCY_SHARE`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Ranked {
-    pub ids: Vec<String>,
-    pub ranks: Vec<usize>,
+/// How one leg's scores spread over its own top list: mean and population standard deviation. A standard
+/// deviation of 0 (one passage, or all equal) counts as 1, so such a list neither explodes nor vanishes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LegScale {
+    mean: f64,
+    sd: f64,
 }
 
-impl Ranked {
-    /// `ids` in order with their leg's scores (sorted, either direction): equal neighbours share a rank.
-    pub fn by_score(ids: Vec<String>, scores: &[f32]) -> Self {
-        let mut ranks: Vec<usize> = Vec::with_capacity(ids.len());
-        for i in 0..ids.len() {
-            let tied = i > 0 && scores.get(i).is_some() && scores.get(i) == scores.get(i - 1);
-            ranks.push(if tied { ranks[i - 1] } else { i });
+impl LegScale {
+    /// The scale of a leg's top scores; `None` when the leg found nothing (or did not run): it then adds
+    /// nothing to any passage.
+    pub fn of(top: &[f32]) -> Option<Self> {
+        if top.is_empty() {
+            return None;
         }
-        Self { ids, ranks }
+        let n = top.len() as f64;
+        let mean = top.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let var = top.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+        let sd = var.sqrt();
+        Some(Self { mean, sd: if sd > 0.0 { sd } else { 1.0 } })
     }
 
-    /// `ids` in order, every one its own rank.
-    pub fn positional(ids: Vec<String>) -> Self {
-        let ranks = (0..ids.len()).collect();
-        Self { ids, ranks }
+    pub fn z(&self, score: f32) -> f64 {
+        (score as f64 - self.mean) / self.sd
     }
 }
 
-/// Reciprocal-rank fusion: `score(id) = Σ_lists weight / (k + rank)`, rank 0-based. Ties are broken by the
-/// earliest rank seen in any list, then by id, so the order is deterministic (funes leaves ties to a
-/// HashMap).
-pub fn rrf_fuse(lists: &[(&Ranked, f64)], k: f64) -> Vec<(String, f64)> {
-    let mut acc: HashMap<&str, (f64, usize)> = HashMap::new();
-    for (list, weight) in lists {
-        for (id, &rank) in list.ids.iter().zip(&list.ranks) {
-            let e = acc.entry(id.as_str()).or_insert((0.0, usize::MAX));
-            e.0 += weight / (k + rank as f64);
-            e.1 = e.1.min(rank);
-        }
-    }
-    let mut out: Vec<(&str, f64, usize)> = acc.into_iter().map(|(id, (s, r))| (id, s, r)).collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(b.0)));
-    out.into_iter().map(|(id, s, _)| (id.to_string(), s)).collect()
+/// What one passage brings to fusion: its cosine similarity to the query, its BM25 score (0 when it shares no
+/// term with the query), and the share of the query's identifiers its text contains (0 when the query names
+/// none).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evidence {
+    pub cosine: f32,
+    pub bm25: f32,
+    pub identifiers: f64,
 }
 
-/// The identifier leg: candidates that contain identifiers the query names (`MT-4471`), most of them first,
-/// ties in the given order. An exact identifier is strong evidence that rank fusion of the dense and BM25
-/// legs would otherwise dilute (dense similarity barely sees the difference between `MT-4471` and `4471`).
-/// `candidates` are (id, identifier terms of its text) in precedence order.
-pub fn identifier_ranking(wanted: &[String], candidates: &[(String, Vec<String>)]) -> Vec<String> {
+/// `exp(w·z_dense + (1 − w)·z_bm25 + IDENTIFIER_BONUS·identifiers)`, `w` the dense weight. The exponential
+/// keeps the order and makes the score positive, so recency's factor (`recency_factor`) works on any sign:
+/// multiplying by `1 − RECENCY_SHARE` is subtracting about `RECENCY_SHARE` in fused units.
+pub fn fused_score(e: &Evidence, dense: Option<LegScale>, bm25: Option<LegScale>, dense_weight: f64) -> f64 {
+    let d = dense.map_or(0.0, |s| s.z(e.cosine));
+    let b = bm25.map_or(0.0, |s| s.z(e.bm25));
+    (dense_weight * d + (1.0 - dense_weight) * b + IDENTIFIER_BONUS * e.identifiers).exp()
+}
+
+/// The share of the identifiers the query names (`wanted`, glued forms such as `mt4471`) that a passage's
+/// text contains (`have`). An exact identifier is strong evidence that dense similarity barely sees (`MT-4471`
+/// and `MT-4472` embed alike). 0 when the query names none.
+pub fn identifier_share(wanted: &[String], have: &[String]) -> f64 {
     if wanted.is_empty() {
-        return Vec::new();
+        return 0.0;
     }
-    let mut scored: Vec<(usize, usize, &str)> = candidates
-        .iter()
-        .enumerate()
-        .map(|(i, (id, have))| (wanted.iter().filter(|w| have.contains(w)).count(), i, id.as_str()))
-        .filter(|(n, _, _)| *n > 0)
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut seen = std::collections::HashSet::new();
-    scored.into_iter().filter(|(_, _, id)| seen.insert(*id)).map(|(_, _, id)| id.to_string()).collect()
+    wanted.iter().filter(|w| have.contains(w)).count() as f64 / wanted.len() as f64
 }
 
 /// What a passage's score is multiplied by for its age: `1 - RECENCY_SHARE * (1 - recency_weight)`
@@ -95,64 +91,47 @@ mod tests {
         v.iter().map(|s| s.to_string()).collect()
     }
 
-    fn list(v: &[&str]) -> Ranked {
-        Ranked::positional(ids(v))
+    fn ev(cosine: f32, bm25: f32) -> Evidence {
+        Evidence { cosine, bm25, identifiers: 0.0 }
     }
 
     #[test]
-    fn rrf_sums_both_legs() {
-        let a = list(&["x", "y", "z"]);
-        let b = list(&["y", "w"]);
-        let fused = rrf_fuse(&[(&a, 1.0), (&b, 1.0)], 60.0);
-        assert_eq!(fused[0].0, "y");
-        assert!((fused[0].1 - (1.0 / 61.0 + 1.0 / 60.0)).abs() < 1e-12);
-        assert_eq!(fused.len(), 4);
+    fn a_leg_scale_is_its_lists_mean_and_spread() {
+        let s = LegScale::of(&[1.0, 3.0]).unwrap();
+        assert_eq!((s.z(2.0), s.z(3.0), s.z(0.0)), (0.0, 1.0, -2.0));
+        assert_eq!(LegScale::of(&[]), None, "a leg that found nothing adds nothing");
+        assert!((LegScale::of(&[0.4, 0.4]).unwrap().z(0.9) - 0.5).abs() < 1e-6, "no spread counts as 1");
     }
 
     #[test]
-    fn rrf_weights_scale_a_list() {
-        let a = list(&["x"]);
-        let b = list(&["y"]);
-        let fused = rrf_fuse(&[(&a, 0.5), (&b, 1.0)], 60.0);
-        assert_eq!(fused[0].0, "y");
-        assert!((fused[1].1 - 0.5 / 60.0).abs() < 1e-12);
+    fn scores_count_not_ranks() {
+        // A leads BM25 by a hair and is second in dense; B is second in BM25 and far ahead in dense.
+        let dense = LegScale::of(&[0.80, 0.50, 0.40, 0.39, 0.38]);
+        let bm25 = LegScale::of(&[6.0, 5.95, 3.0, 2.9, 2.8]);
+        let a = fused_score(&ev(0.50, 6.0), dense, bm25, 0.3);
+        let b = fused_score(&ev(0.80, 5.95), dense, bm25, 0.3);
+        assert!(b > a, "{b} vs {a}");
+        // Rank fusion put A first: 0.3/61 + 1/60 (0.02159) against 0.3/60 + 1/61 (0.02139).
     }
 
     #[test]
-    fn rrf_ties_are_deterministic() {
-        let a = list(&["b", "a"]);
-        let b = list(&["a", "b"]);
-        let f1 = rrf_fuse(&[(&a, 1.0), (&b, 1.0)], 60.0);
-        let f2 = rrf_fuse(&[(&b, 1.0), (&a, 1.0)], 60.0);
-        assert_eq!(f1, f2);
-        assert_eq!(f1[0].0, "a");
+    fn the_dense_weight_mixes_the_legs() {
+        let (dense, bm25) = (LegScale::of(&[0.2, 0.6]), LegScale::of(&[1.0, 3.0]));
+        let e = ev(0.6, 1.0); // +1 sd dense, -1 sd BM25
+        assert!((fused_score(&e, dense, bm25, 0.3).ln() - (0.3 - 0.7)).abs() < 1e-9);
+        assert!((fused_score(&e, dense, None, 0.3).ln() - 0.3).abs() < 1e-9, "BM25 off: only dense counts");
+        assert!((fused_score(&e, None, bm25, 0.3).ln() + 0.7).abs() < 1e-9);
     }
 
     #[test]
-    fn equal_scores_share_a_rank() {
-        let r = Ranked::by_score(ids(&["a", "b", "c", "d"]), &[0.9, 0.7, 0.7, 0.5]);
-        assert_eq!(r.ranks, [0, 1, 1, 3]);
-        let fused = rrf_fuse(&[(&r, 1.0)], 60.0);
-        assert_eq!(fused[1].1, fused[2].1, "b and c tie: {fused:?}");
-        assert!((fused[3].1 - 1.0 / 63.0).abs() < 1e-12);
-        // Distances sort the other way; only equality matters.
-        assert_eq!(Ranked::by_score(ids(&["a", "b", "c"]), &[0.1, 0.1, 0.4]).ranks, [0, 0, 2]);
-        // A leg without scores (NaN, or none at all) ranks by position.
-        assert_eq!(Ranked::by_score(ids(&["a", "b"]), &[f32::NAN, f32::NAN]).ranks, [0, 1]);
-        assert_eq!(Ranked::by_score(ids(&["a", "b"]), &[]).ranks, [0, 1]);
-    }
-
-    #[test]
-    fn identifier_leg_prefers_more_identifiers_then_order() {
+    fn identifiers_add_their_share_of_the_bonus() {
         let w = ids(&["mt4471", "n11"]);
-        let c = vec![
-            ("a".to_string(), ids(&["mt4472"])),
-            ("b".to_string(), ids(&["mt4471"])),
-            ("c".to_string(), ids(&["n11", "mt4471"])),
-            ("b".to_string(), ids(&["mt4471"])),
-        ];
-        assert_eq!(identifier_ranking(&w, &c), ids(&["c", "b"]));
-        assert!(identifier_ranking(&[], &c).is_empty());
+        assert_eq!(identifier_share(&w, &ids(&["n11", "mt4471"])), 1.0);
+        assert_eq!(identifier_share(&w, &ids(&["mt4472", "n11"])), 0.5);
+        assert_eq!(identifier_share(&[], &ids(&["mt4471"])), 0.0);
+        let plain = fused_score(&ev(0.5, 1.0), None, None, 0.3);
+        let named = fused_score(&Evidence { identifiers: 0.5, ..ev(0.5, 1.0) }, None, None, 0.3);
+        assert!((named.ln() - plain.ln() - 0.5 * IDENTIFIER_BONUS).abs() < 1e-9);
     }
 
     #[test]

@@ -1,9 +1,8 @@
 //! The search legs of one recall, answered by the resident copy (a warm engine) or by Lance queries (the
-//! one-shot path and `exact`). Both return the same `Legs`: each leg's ranking by chunk id, and the rows.
+//! one-shot path and `exact`). Both return the same `Legs`: each leg's list by chunk id, and the passages.
 
 use std::collections::HashMap;
 
-use super::fusion::Ranked;
 use crate::analyzer::fts_query;
 use crate::error::{Error, Result};
 use crate::inference::Models;
@@ -12,59 +11,70 @@ use crate::record::StoredChunk;
 use crate::resident::{code_query, Resident};
 use crate::store::{Filter, LegResult, Store};
 
-/// A passage found by a leg, with its similarity to the query (what the relevance floor compares).
+/// A passage found by a leg, with what fusion weighs: its similarity to the query (also what the relevance
+/// floor compares) and its BM25 score.
 pub(super) struct Candidate {
     pub row: StoredChunk,
     pub similarity: f32,
+    pub bm25: f32,
 }
 
-/// What the search legs found: each leg's ranking by chunk id, and the rows behind them.
+/// What the search legs found: each leg's list by chunk id, best first, and every listed passage once.
 pub(super) struct Legs {
-    pub dense: Ranked,
-    pub bm25: Ranked,
+    pub dense: Vec<String>,
+    pub bm25: Vec<String>,
     pub rows: HashMap<String, Candidate>,
 }
 
-/// Both legs over the resident copy: an exhaustive int8 scan and an in-memory BM25, on this thread.
-pub(super) fn resident_legs(r: &Resident, query: &str, qv: &[f32], candidates: usize, filter: &Filter, which: LegChoice) -> Legs {
+impl Legs {
+    /// The scores each leg gave its own list (cosines, BM25 scores), for the legs' scales.
+    pub fn scores(&self) -> (Vec<f32>, Vec<f32>) {
+        let of = |ids: &[String], f: &dyn Fn(&Candidate) -> f32| ids.iter().filter_map(|id| self.rows.get(id)).map(f).collect();
+        (of(&self.dense, &|c| c.similarity), of(&self.bm25, &|c| c.bm25))
+    }
+}
+
+/// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
+/// `depth` deep; every passage of the union gets both scores exactly.
+pub(super) fn resident_legs(r: &Resident, query: &str, qv: &[f32], depth: usize, filter: &Filter, which: LegChoice) -> Legs {
     let cq = code_query(qv);
     let admit = |row: &StoredChunk| filter.admits(row);
     let filtered = !filter.is_empty();
-    let dense = if which != LegChoice::Bm25 { r.dense(&cq, candidates, filtered.then_some(&admit as _)) } else { Vec::new() };
-    let bm25 = if which != LegChoice::Dense { r.bm25(query, candidates, &admit) } else { Vec::new() };
-    let mut rows = HashMap::new();
-    let mut ranked = |found: &[(usize, f32)]| -> Ranked {
-        let ids = found
-            .iter()
-            .map(|&(i, _)| {
-                let row = r.row(i);
-                rows.entry(row.chunk.id.clone()).or_insert_with(|| Candidate { row: row.clone(), similarity: r.cosine(i, &cq) });
-                row.chunk.id.clone()
-            })
-            .collect();
-        Ranked::by_score(ids, &found.iter().map(|&(_, s)| s).collect::<Vec<_>>())
-    };
-    let dense = ranked(&dense);
-    let bm25 = ranked(&bm25);
-    Legs { dense, bm25, rows }
+    let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
+    let bm25 = if which != LegChoice::Dense { r.bm25(query, depth, &admit) } else { Vec::new() };
+    let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
+    let mut seen = std::collections::HashSet::new();
+    union.extend(bm25.iter().chain(&dense).map(|&(i, _)| i).filter(|&i| seen.insert(i)));
+    let bm25_of = if which != LegChoice::Dense { r.bm25_scores(query, &union) } else { vec![0.0; union.len()] };
+    let rows = union
+        .iter()
+        .zip(bm25_of)
+        .map(|(&i, bm25)| {
+            let row = r.row(i).clone();
+            (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, row })
+        })
+        .collect();
+    let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.row(i).chunk.id.clone()).collect();
+    Legs { dense: ids(&dense), bm25: ids(&bm25), rows }
 }
 
 /// Both legs as Lance queries, each its own task on the runtime's workers. The BM25 leg starts first, so it
 /// overlaps the query embedding, which is CPU work on the calling thread. `None`: the memory has no data.
+/// Lance gives no BM25 score for a passage outside its BM25 list: 0 when the list is shorter than `depth`
+/// (every matching passage is in it), else the list's lowest score (an upper bound of the true one).
 pub(super) async fn lance_legs(
     store: &Store,
     models: &Models,
     query: &str,
-    candidates: usize,
+    depth: usize,
     filter: Filter,
     opts: &RecallOptions,
 ) -> Result<Option<Legs>> {
     let Some(searcher) = store.searcher().await? else { return Ok(None) };
     let join = |e: tokio::task::JoinError| Error::storage(format!("search task failed: {e}"));
-    let bm25_task =
-        (opts.legs != LegChoice::Dense).then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), candidates, filter.clone())));
+    let bm25_task = (opts.legs != LegChoice::Dense).then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), depth, filter.clone())));
     let qv = models.embedder.embed_query(query)?;
-    let dense_task = (opts.legs != LegChoice::Bm25).then(|| tokio::spawn(searcher.dense(qv.clone(), candidates, filter, opts.exact)));
+    let dense_task = (opts.legs != LegChoice::Bm25).then(|| tokio::spawn(searcher.dense(qv.clone(), depth, filter, opts.exact)));
     let dense = match dense_task {
         Some(t) => t.await.map_err(join)??,
         None => LegResult::default(),
@@ -73,14 +83,16 @@ pub(super) async fn lance_legs(
         Some(t) => t.await.map_err(join)??,
         None => LegResult::default(),
     };
-    let ranked = |leg: &LegResult| Ranked::by_score(leg.rows.iter().map(|r| r.chunk.id.clone()).collect(), &leg.scores);
-    let (dense_ranked, bm25_ranked) = (ranked(&dense), ranked(&bm25));
+    let unlisted = if bm25.rows.len() < depth { 0.0 } else { bm25.scores.iter().copied().fold(f32::INFINITY, f32::min) };
+    let ids = |leg: &LegResult| leg.rows.iter().map(|r| r.chunk.id.clone()).collect();
+    let (dense_ids, bm25_ids) = (ids(&dense), ids(&bm25));
     let mut rows = HashMap::new();
-    for r in bm25.rows.into_iter().chain(dense.rows) {
+    let scored = bm25.rows.into_iter().zip(bm25.scores.into_iter().map(|s| if s.is_nan() { 0.0 } else { s }));
+    for (r, bm25) in scored.chain(dense.rows.into_iter().map(|r| (r, unlisted))) {
         let similarity = cosine(&qv, &r.vector);
-        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity });
+        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25 });
     }
-    Ok(Some(Legs { dense: dense_ranked, bm25: bm25_ranked, rows }))
+    Ok(Some(Legs { dense: dense_ids, bm25: bm25_ids, rows }))
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

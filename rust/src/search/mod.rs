@@ -1,5 +1,5 @@
-//! The recall pipeline: dense ‖ BM25 (‖ identifier matches) → reciprocal-rank fusion → relevance floor →
-//! (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
+//! The recall pipeline: dense ‖ BM25 → score fusion (with an identifier bonus) → relevance floor →
+//! identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
 //! legs on the resident copy or as Lance queries; this file only orchestrates.
 
 pub mod fusion;
@@ -10,23 +10,22 @@ mod turns;
 pub use neighbors::{preview, Neighbor};
 pub use turns::{assemble_turns, TurnText};
 
-use std::collections::HashSet;
-
 use crate::analyzer::id_terms;
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::{sigmoid, Models};
 use crate::memory::Memory;
-use crate::options::{Legs as LegChoice, RecallOptions, RERANK_AUTO_POOL_FACTOR, RRF_K};
+use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
-use fusion::{identifier_ranking, recency_factor, rrf_fuse, Ranked};
+use fusion::{fused_score, identifier_share, recency_factor, Evidence, LegScale};
 use legs::{lance_legs, resident_legs, Legs};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
     pub chunk: Chunk,
-    /// The final score: fused rank score (or the reranker's probability) times the recency factor.
+    /// The final score: the fused score (`search::fusion`; or the reranker's probability) times the recency
+    /// factor. Comparable within one recall only.
     pub score: f64,
     /// Cosine similarity of the passage to the query: what the relevance floor compares.
     pub similarity: f32,
@@ -52,12 +51,13 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     };
     let filter = Filter::recall(opts);
     let resident = if opts.exact { None } else { memory.ensure_resident().await? };
+    let depth = FUSION_DEPTH.max(candidates);
     let legs = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            resident_legs(&r, query, &qv, candidates, &filter, opts.legs)
+            resident_legs(&r, query, &qv, depth, &filter, opts.legs)
         }
-        None => match lance_legs(memory.store(), models, query, candidates, filter, opts).await? {
+        None => match lance_legs(memory.store(), models, query, depth, filter, opts).await? {
             Some(l) => l,
             None => return Ok(Vec::new()),
         },
@@ -88,32 +88,26 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     Ok(hits)
 }
 
-/// The legs' rankings (plus the identifier leg) fused into one pool of at most `candidates` passages, each
-/// with its fused score and its similarity to the query, after the relevance floor and the identifier guard.
+/// The legs' passages fused into one pool of at most `candidates`, each with its fused score and its
+/// similarity to the query, after the relevance floor and the identifier guard. Ties go to the chunk id.
 fn fuse(legs: Legs, query: &str, candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
-    let Legs { dense, bm25, mut rows } = legs;
-    // Each candidate once (a passage found by both legs is analysed once), BM25's order first.
-    let mut listed = HashSet::new();
-    let terms: Vec<(String, Vec<String>)> = bm25
-        .ids
-        .iter()
-        .chain(&dense.ids)
-        .filter(|id| listed.insert(id.as_str()))
-        .filter_map(|id| rows.get(id).map(|c| (id.clone(), id_terms(&c.row.chunk.text))))
+    let (dense_top, bm25_top) = legs.scores();
+    let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
+    // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
+    let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
+    let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
+        .rows
+        .into_values()
+        .map(|c| {
+            let identifiers = if wanted.is_empty() { 0.0 } else { identifier_share(&wanted, &id_terms(&c.row.chunk.text)) };
+            let score = fused_score(&Evidence { cosine: c.similarity, bm25: c.bm25, identifiers }, dense, bm25, opts.dense_weight);
+            (c.row, score, c.similarity, identifiers > 0.0)
+        })
         .collect();
-    let wanted = id_terms(query);
-    // The identifier leg is lexical evidence: it runs with BM25, not in a dense-only comparison.
-    let id_ids = if opts.legs == LegChoice::Dense { Vec::new() } else { identifier_ranking(&wanted, &terms) };
-    let id_leg = Ranked::positional(id_ids);
-    let mut pool: Vec<(StoredChunk, f64, f32)> = rrf_fuse(&[(&dense, opts.dense_weight), (&bm25, 1.0), (&id_leg, 1.0)], RRF_K)
-        .into_iter()
-        .take(candidates)
-        .filter_map(|(id, s)| rows.remove(&id).map(|c| (c.row, s, c.similarity)))
-        .filter(|(_, _, sim)| opts.min_similarity.is_none_or(|floor| *sim >= floor))
-        .collect();
-    if opts.identifier_guard && !wanted.is_empty() {
-        let named: HashSet<&str> = id_leg.ids.iter().map(String::as_str).collect();
-        pool.retain(|(r, _, _)| named.contains(r.chunk.id.as_str()));
-    }
-    pool
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+    pool.truncate(candidates);
+    pool.retain(|(_, _, sim, named)| {
+        opts.min_similarity.is_none_or(|floor| *sim >= floor) && !(opts.identifier_guard && !wanted.is_empty() && !named)
+    });
+    pool.into_iter().map(|(row, score, sim, _)| (row, score, sim)).collect()
 }

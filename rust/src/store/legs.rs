@@ -17,7 +17,7 @@ pub const NPROBES: usize = 24;
 pub const REFINE_FACTOR: u32 = 10;
 
 /// One search leg's result: rows in rank order with the leg's raw score (cosine distance or BM25); NaN where
-/// the leg gave none, which equals nothing, so such a row never shares a rank (`search::fusion::Ranked`).
+/// the leg gave none (fusion counts it as 0).
 #[derive(Default)]
 pub struct LegResult {
     pub rows: Vec<StoredChunk>,

@@ -151,6 +151,30 @@ impl Store {
         Ok(Some((stamp, dim)))
     }
 
+    /// The analyzer version of the stored `fts` texts, if the memory has data (1 when it predates the stamp).
+    pub async fn analyzer_version(&self) -> Result<Option<u32>> {
+        let Some(t) = self.table().await? else { return Ok(None) };
+        let schema = t.schema().await?;
+        Ok(Some(schema.metadata().get(schema::META_ANALYZER).and_then(|v| v.parse().ok()).unwrap_or(1)))
+    }
+
+    /// Drops the analyzer stamp, as a memory written before it existed has none (tests of re-tokenising).
+    #[cfg(test)]
+    pub async fn forget_analyzer_version_for_test(&self) -> Result<()> {
+        let t = self.table().await?.expect("a dataset");
+        let native = t.as_native().expect("a local table");
+        let keep: Vec<(String, String)> = t
+            .schema()
+            .await?
+            .metadata()
+            .iter()
+            .filter(|(k, _)| k.as_str() != schema::META_ANALYZER)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        native.replace_schema_metadata(keep).await?;
+        Ok(())
+    }
+
     pub async fn count(&self, filter: &Filter) -> Result<usize> {
         match self.table().await? {
             Some(t) => Ok(t.count_rows(filter.to_sql()).await?),

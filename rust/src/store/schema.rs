@@ -7,6 +7,7 @@ use arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
 use arrow_array::{Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
+use crate::analyzer::ANALYZER_VERSION;
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::record::StoredChunk;
@@ -16,6 +17,8 @@ pub const TABLE: &str = "chunks";
 pub const META_MODEL: &str = "funes_py.embedding_model";
 pub const META_DIM: &str = "funes_py.embedding_dim";
 pub const META_SCHEMA: &str = "funes_py.schema_version";
+/// Schema metadata key holding `analyzer::ANALYZER_VERSION` of the `fts` column's text; absent: version 1.
+pub const META_ANALYZER: &str = "funes_py.analyzer_version";
 pub const SCHEMA_VERSION: &str = "1";
 
 /// Columns read back for ranking and display (everything but `fts` and `vector`).
@@ -61,6 +64,7 @@ pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
         (META_MODEL.to_string(), stamp.to_string()),
         (META_DIM.to_string(), dim.to_string()),
         (META_SCHEMA.to_string(), SCHEMA_VERSION.to_string()),
+        (META_ANALYZER.to_string(), ANALYZER_VERSION.to_string()),
     ]
     .into();
     Arc::new(Schema::new_with_metadata(fields, meta))
@@ -215,6 +219,7 @@ mod tests {
         let rows = vec![row("a"), row("b")];
         let batch = to_batch(&schema, &rows, &["x".into(), "y".into()]).unwrap();
         assert_eq!(batch.schema().metadata().get(META_MODEL).unwrap(), "m@1");
+        assert_eq!(batch.schema().metadata().get(META_ANALYZER).unwrap(), &ANALYZER_VERSION.to_string());
         assert_eq!(from_batch(&batch).unwrap(), rows);
     }
 
