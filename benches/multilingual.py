@@ -286,7 +286,7 @@ def render(data: dict) -> str:
                           if r["index"].get("retokenised")})  # fmt: skip
     for old, new in retokenised:
         out += (f"\nRows with \"re-tokenising\": the memory was indexed (embedded) by build {old}, whose BM25 "
-                f"analyser was whitespace, and re-tokenised by build {new} when it first opened it (issue 14: an "
+                f"analyser was whitespace (`python -m benches.multilingual --index-only ...`, or the whitespace row's memory copied), and re-tokenised by build {new} when it first opened it (issue 14: an "
                 "older memory is re-tokenised from its stored text, vectors kept); that open is timed apart.\n")  # fmt: skip
     out += _commands(runs + [data[k] for k in ("locomo", "locomo_minilm") if data.get(k)])
     if data.get("locomo"):
@@ -301,7 +301,7 @@ def _commands(runs: list[dict]) -> str:
         what = f"{r['lang']} {r['n']:,} {r['model_config']}" if "lang" in r else f"LoCoMo {r['model_config']}"
         by.setdefault(r.get("command") or "(command not recorded)", []).append(what)
     return "\nRows and the commands that measured them:\n\n" + "".join(
-        f"- `{cmd}`: {', '.join(whats)}\n" if cmd.startswith("python") else f"- {cmd}: {', '.join(whats)}\n"
+        f"- {cmd}: {', '.join(whats)}\n" if cmd.startswith("(") else f"- `{cmd}`: {', '.join(whats)}\n"
         for cmd, whats in by.items())
 
 
