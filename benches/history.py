@@ -25,15 +25,17 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from types import ModuleType
 
-from . import vocab as V
+from . import vocab, vocab_ko, vocab_mixed
+from .korean import attach_particles
 from .metrics import answer_pattern
 
 KINDS = ("ticket", "rate", "owner", "decision")
-_TABLES = {"ticket": V.SYMPTOMS, "rate": V.CHECKS, "owner": V.JOBS, "decision": V.PROJECTS}   # kind -> attributes
 MENTIONS_PER_ENTITY = 6          # target conversations per machine, site and line
 CHATTER_MACHINES = 2             # machine mentions outside the fact, per conversation
 CHATTER_SITES = 1
@@ -46,8 +48,49 @@ WORKDAY_S = 11 * 3600
 HARNESSES = ("claude-desktop", "claude-desktop", "claude-web")
 RATES = tuple(f"{x / 10:.1f}%" for x in range(4, 150))   # 0.4% .. 14.9%
 # Tokens as the token-boundary rule of metrics.hit_at_k sees them: runs of word characters joined by
-# "-" or ".", with an optional trailing "%". Used to check answers and absent ids on the text itself.
-_TOKEN = re.compile(r"\w+(?:[-.]\w+)*%?")
+# "-" or ".", with an optional trailing "%"; a run of Hangul is a token of its own, so a particle attached
+# to a code (MT-4471을) leaves the code whole. Used to check answers and absent ids on the text itself.
+_TOKEN = re.compile(r"[^\W가-힣]+(?:[-.][^\W가-힣]+)*%?|[가-힣]+")
+
+
+def _tables(V: ModuleType) -> dict[str, tuple]:
+    """kind -> its attribute table (symptoms, checks, jobs, projects)."""
+    return {"ticket": V.SYMPTOMS, "rate": V.CHECKS, "owner": V.JOBS, "decision": V.PROJECTS}
+
+
+@dataclass(frozen=True)
+class Lang:
+    """What differs between the languages besides the word lists: how a machine is named ("pump P-003",
+    "P-003 펌프"), the article before a symptom, the pool of job owners' names, and a last pass over each
+    text (Korean particles). English keeps the original generator's behaviour byte for byte."""
+    vocab: ModuleType
+    machine: Callable[[ModuleType, str], str]
+    article: Callable[[str], str]
+    owner_names: Callable[[ModuleType, int], list[str]]
+    finish: Callable[[str], str]
+
+
+def _english_names(V: ModuleType, count: int) -> list[str]:
+    names = [f"{f} {last}" for f in V.OWNER_FIRST for last in V.OWNER_LAST]
+    if count > len(names):   # past ~12,000 conversations: add middle initials
+        names += [f"{f} {c}. {last}" for f in V.OWNER_FIRST for c in "ABDEJKMRST" for last in V.OWNER_LAST]
+    return names
+
+
+def _korean_names(V: ModuleType, count: int) -> list[str]:
+    names = [last + first for last in V.OWNER_LAST for first in V.OWNER_FIRST]
+    if count > len(names):
+        raise ValueError(f"the Korean name list holds {len(names)} owners, {count} needed (about 16,000 "
+                         "conversations at most)")
+    return names
+
+
+LANGS = {
+    "en": Lang(vocab, lambda V, mid: f"{V.MACHINE_TYPES[mid[0]]} {mid}", lambda s: _a(s), _english_names, str),
+    "ko": Lang(vocab_ko, lambda V, mid: f"{mid} {V.MACHINE_TYPES[mid[0]]}", str, _korean_names, attach_particles),
+    "mixed": Lang(vocab_mixed, lambda V, mid: f"{mid} {V.MACHINE_TYPES[mid[0]]}", str, _korean_names,
+                  attach_particles),
+}
 
 
 @dataclass
@@ -61,14 +104,19 @@ class History:
     questions: list[dict]
     unanswerable: list[dict]
     stats: dict = field(default_factory=dict)
+    lang: str = "en"
 
 
-def generate(n_conversations: int, seed: int = 7, n_questions: int = 100) -> History:
+def generate(n_conversations: int, seed: int = 7, n_questions: int = 100, lang: str = "en") -> History:
     """Build a history of `n_conversations` conversations with `n_questions` answerable and as many
-    unanswerable questions, split evenly over the four fact kinds. Same arguments, same history."""
+    unanswerable questions, split evenly over the four fact kinds. Same arguments, same history.
+    `lang`: "en" (English), "ko" (Korean) or "mixed" (Korean sentences with English product names and
+    jargon); the three share the generator, so their facts, confusers and questions have the same shape."""
     if n_conversations < n_questions or n_questions < len(KINDS):
         raise ValueError(f"need n_conversations >= n_questions >= 4, got {n_conversations}, {n_questions}")
-    history = _Builder(n_conversations, seed, n_questions).build()
+    if lang not in LANGS:
+        raise ValueError(f"lang must be one of {sorted(LANGS)}, got {lang!r}")
+    history = _Builder(n_conversations, seed, n_questions, lang).build()
     check_history(history)
     return history
 
@@ -136,9 +184,11 @@ def _free_attr(rng: random.Random, n: int, taken, kind: str, eid: str) -> int:
 # ---------------------------------------------------------------------------------------------------
 
 class _Builder:
-    def __init__(self, n: int, seed: int, n_questions: int):
+    def __init__(self, n: int, seed: int, n_questions: int, lang: str = "en"):
         self.n, self.seed, self.nq = n, seed, n_questions
         self.rng = random.Random(seed)
+        self.lang_name, self.lang = lang, LANGS[lang]
+        self.V = self.lang.vocab
 
     def build(self) -> History:
         rng, n = self.rng, self.n
@@ -155,7 +205,7 @@ class _Builder:
         questions = [self._question(q, i) for q, i in enumerate(sorted(self.asked))]
         unanswerable = self._unanswerable()
         stats = {"machines": len(self.machines), "sites": len(self.sites), "lines": len(self.lines)}
-        return History(n, self.seed, conversations, self.facts, questions, unanswerable, stats)
+        return History(n, self.seed, conversations, self.facts, questions, unanswerable, stats, self.lang_name)
 
     def _choose_asked(self) -> set[int]:
         per_kind = [self.nq // 4 + (k < self.nq % 4) for k in range(4)]
@@ -166,7 +216,7 @@ class _Builder:
         return asked
 
     def _make_entities(self) -> None:
-        rng, n, kinds = self.rng, self.n, self.kinds
+        rng, n, kinds, V = self.rng, self.n, self.kinds, self.V
         count = {k: kinds.count(k) for k in KINDS}
         m = math.ceil((count["ticket"] + CHATTER_MACHINES * n) / MENTIONS_PER_ENTITY)
         s = math.ceil((count["owner"] + count["decision"] + CHATTER_SITES * n) / MENTIONS_PER_ENTITY)
@@ -177,9 +227,7 @@ class _Builder:
         n_mt = count["ticket"] + sum(self.distractor) + self.nq
         n_dr = count["decision"] + sum(self.distractor) + self.nq
         self.mt_pool, self.dr_pool = _refs(rng, "MT", n_mt), _refs(rng, "DR", n_dr)
-        names = [f"{f} {last}" for f in V.OWNER_FIRST for last in V.OWNER_LAST]
-        if count["owner"] > len(names):   # past ~12,000 conversations: add middle initials
-            names += [f"{f} {c}. {last}" for f in V.OWNER_FIRST for c in "ABDEJKMRST" for last in V.OWNER_LAST]
+        names = self.lang.owner_names(V, count["owner"])
         self.names = rng.sample(names, count["owner"])
         self.bld = {}
 
@@ -198,7 +246,7 @@ class _Builder:
             self.ent.append({"fact": fact_m or fact_l or fact_s, "ma": ma, "mb": mb, "site": site, "line": line})
 
     def _make_facts(self) -> None:
-        rng = self.rng
+        rng, V = self.rng, self.V
         self.keys: dict[tuple, int] = {}         # (kind, id, attribute index) -> conversation
         mt, dr, names = iter(self.mt_pool), iter(self.dr_pool), iter(self.names)
         asked_rates = [i for i in sorted(self.asked) if self.kinds[i] == "rate"]
@@ -221,13 +269,14 @@ class _Builder:
                 attr = _free_attr(rng, len(V.PROJECTS), self.keys, "decision", eid)
                 answer = next(dr)
             self.keys[(kind, eid, attr)] = i
-            self.facts.append({"kind": kind, "id": eid, "attr": attr, "topic": _TABLES[kind][attr][0],
+            self.facts.append({"kind": kind, "id": eid, "attr": attr, "topic": _tables(V)[kind][attr][0],
                                "answer": answer, "option": rng.choice("ABCD")})
         # Spare reference numbers: distractors in chatter, then absent ones for unanswerable questions.
         self.mt_spare, self.dr_spare = list(mt), list(dr)
 
     def _symptom_for(self, mid: str) -> int:
         """A symptom that fits the machine type and does not form an existing ticket key with it."""
+        V = self.V
         fits = [s for s, row in enumerate(V.SYMPTOMS) if mid[0] in row[3]]
         free = [s for s in fits if ("ticket", mid, s) not in self.keys]
         if not free:
@@ -237,7 +286,7 @@ class _Builder:
     def _make_chatter(self) -> None:
         """Attributes for the chatter mentions, never forming a fact's key (check_history proves it on
         the text: a question's id and topic are said together in its own conversation only)."""
-        rng = self.rng
+        rng, V = self.rng, self.V
         self.chat = []
         for i in range(self.n):
             e = self.ent[i]
@@ -255,14 +304,14 @@ class _Builder:
     # Rendering
 
     def _slots(self, i: int) -> dict:
-        rng, e, c = self.rng, self.ent[i], self.chat[i]
+        rng, e, c, V, lang = self.rng, self.ent[i], self.chat[i], self.V, self.lang
         c1, c2 = rng.sample(V.COLLEAGUES, 2)
         d = {"c1": c1, "c2": c2, "food": rng.choice(V.FOODS), "hobby": rng.choice(V.HOBBIES),
              "event": rng.choice(V.EVENTS), "mins": rng.randrange(35, 95, 5), "area": rng.choice(V.AREAS),
-             "ma": _machine(e["ma"]), "ma_id": e["ma"], "mb": _machine(e["mb"]),
+             "ma": lang.machine(V, e["ma"]), "ma_id": e["ma"], "mb": lang.machine(V, e["mb"]),
              "site": e["site"], "line": e["line"], "check": V.CHECKS[c["check"]][0],
              "job": V.JOBS[c["job"]][0], "proj": V.PROJECTS[c["proj"]][0],
-             "a_sym": _a(V.SYMPTOMS[c["sym"]][2]) if c["sym"] is not None else "",
+             "a_sym": lang.article(V.SYMPTOMS[c["sym"]][2]) if c["sym"] is not None else "",
              "bld": self._bld()}
         if self.distractor[i]:
             d["mt"], d["dr"] = self.mt_spare.pop(), self.dr_spare.pop()
@@ -279,12 +328,12 @@ class _Builder:
     def _render(self, i: int) -> list[dict]:
         """Six messages: small talk, ops chatter and the fact, as three user/assistant exchanges. Most
         conversations state the fact last; some in the middle; some open with it."""
-        rng, d, f = self.rng, self._slots(i), self.facts[i]
+        rng, d, f, V = self.rng, self._slots(i), self.facts[i], self.V
         start = self._start_s(i)
         when = datetime.fromtimestamp(start, timezone.utc)
-        small_u, small_a = _smalltalk(rng, d, when)
-        chat_u, chat_a = _chatter(rng, d, self.chat[i])
-        fact_u, fact_a = _fact_text(rng, d, f, self.distractor[i])
+        small_u, small_a = _smalltalk(V, rng, d, when)
+        chat_u, chat_a = _chatter(V, rng, d, self.chat[i])
+        fact_u, fact_a = _fact_text(V, rng, d, f, self.distractor[i])
         greeting = rng.choice(V.GREETINGS["am" if when.hour < 12 else "pm"])
         order = rng.random()
         if order < 0.6:
@@ -301,7 +350,7 @@ class _Builder:
                 seq = len(msgs)
                 msgs.append({"session_id": session, "turn_uuid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                              "seq": seq, "ts": _iso(t), "role": role, "harness": harness,
-                             "blocks": [{"block_type": "text", "text": text}]})
+                             "blocks": [{"block_type": "text", "text": self.lang.finish(text)}]})
                 t += rng.randint(20, 90) if role == "user" else rng.randint(40, 400)
         f.update(session_id=session, turn_uuid=msgs[2 * fact_turn]["turn_uuid"])
         if i in self.asked:   # every turn that carries the answer (the assistant may echo it)
@@ -321,17 +370,18 @@ class _Builder:
     # Questions
 
     def _question(self, q: int, i: int) -> dict:
-        f = self.facts[i]
-        d = _fact_slots(f)
+        f, V, finish = self.facts[i], self.V, self.lang.finish
+        d = _fact_slots(V, f)
         kind = f["kind"]
         return {"qid": f"q-{q + 1:03d}", "kind": kind, "answer": f["answer"],
                 "session_id": f["session_id"], "turn_uuid": f["turn_uuid"],
                 "evidence_turns": f["evidence_turns"],
-                "long": self.rng.choice(V.LONG_Q[kind]).format(**d), "short": V.SHORT_Q[kind].format(**d),
+                "long": finish(self.rng.choice(V.LONG_Q[kind]).format(**d)),
+                "short": finish(V.SHORT_Q[kind].format(**d)),
                 "key": {"id": f["id"], "topic": d["topic"]}}
 
     def _unanswerable(self) -> list[dict]:
-        rng, out = self.rng, []
+        rng, out, V, finish = self.rng, [], self.V, self.lang.finish
         per_kind = [self.nq // 4 + (k < self.nq % 4) for k in range(4)]
         seen: set[str] = set()
         for kind, count in zip(KINDS, per_kind, strict=True):
@@ -346,17 +396,18 @@ class _Builder:
                 else:
                     ref = self._absent_entity(kind)
                     fake.update(id=ref, attr=self._absent_attr(kind, ref))
-                    d = _fact_slots(fake)
+                    d = _fact_slots(V, fake)
                     long_q, short_q = rng.choice(V.LONG_Q[kind]), V.SHORT_Q[kind]
                 if ref in seen:
                     continue
                 seen.add(ref)
                 made += 1
-                out.append({"qid": f"u-{len(out) + 1:03d}", "kind": kind, "long": long_q.format(**d),
-                            "short": short_q.format(**d), "absent": [ref]})
+                out.append({"qid": f"u-{len(out) + 1:03d}", "kind": kind, "long": finish(long_q.format(**d)),
+                            "short": finish(short_q.format(**d)), "absent": [ref]})
         return out
 
     def _absent_entity(self, kind: str) -> str:
+        V = self.V
         if kind == "ticket":
             prefix = self.rng.choice(list(V.MACHINE_TYPES))
             return _absent_id(self.rng, prefix, self.machine_used, 3)
@@ -366,8 +417,8 @@ class _Builder:
 
     def _absent_attr(self, kind: str, ref: str) -> int:
         if kind == "ticket":
-            return self.rng.choice([s for s, row in enumerate(V.SYMPTOMS) if ref[0] in row[3]])
-        return self.rng.randrange(len(_TABLES[kind]))
+            return self.rng.choice([s for s, row in enumerate(self.V.SYMPTOMS) if ref[0] in row[3]])
+        return self.rng.randrange(len(_tables(self.V)[kind]))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -377,11 +428,7 @@ def _a(noun_phrase: str) -> str:
     return ("an " if noun_phrase[0] in "aeiou" else "a ") + noun_phrase
 
 
-def _machine(mid: str) -> str:
-    return f"{V.MACHINE_TYPES[mid[0]]} {mid}"
-
-
-def _fact_slots(f: dict) -> dict:
+def _fact_slots(V: ModuleType, f: dict) -> dict:
     """Template slots naming a fact (or a fake one, for unanswerable questions)."""
     kind, eid, a = f["kind"], f.get("id", ""), f["attr"]
     d = {"opt": f["option"]}
@@ -401,7 +448,7 @@ def _fact_slots(f: dict) -> dict:
     return d
 
 
-def _smalltalk(rng: random.Random, d: dict, day: datetime) -> tuple[str, str]:
+def _smalltalk(V: ModuleType, rng: random.Random, d: dict, day: datetime) -> tuple[str, str]:
     topic = rng.choice(("weather", "lunch", "weekend", "commute", "team"))
     if topic == "lunch" and day.hour < 12 or topic == "commute" and day.hour >= 12:
         topic = "team"
@@ -417,7 +464,7 @@ def _smalltalk(rng: random.Random, d: dict, day: datetime) -> tuple[str, str]:
     return user, rng.choice(V.SMALLTALK_REPLY[topic])
 
 
-def _chatter(rng: random.Random, d: dict, c: dict) -> tuple[str, str]:
+def _chatter(V: ModuleType, rng: random.Random, d: dict, c: dict) -> tuple[str, str]:
     first = V.CHATTER_SYMPTOM if c["sym"] is not None else V.CHATTER_STATUS
     parts = [rng.choice(first), V.CHATTER_SITE[c["site_t"]]]
     if d["line"]:
@@ -429,10 +476,10 @@ def _cap(sentence: str) -> str:
     return sentence[:1].upper() + sentence[1:]
 
 
-def _fact_text(rng: random.Random, d: dict, f: dict, distractor: bool) -> tuple[str, str]:
+def _fact_text(V: ModuleType, rng: random.Random, d: dict, f: dict, distractor: bool) -> tuple[str, str]:
     """The fact said in passing (`d`: the chatter slots, for colleagues and the distractor number)."""
     kind = f["kind"]
-    fd = {**d, **_fact_slots(f)}
+    fd = {**d, **_fact_slots(V, f)}
     lead = rng.choice(V.FACT_LEADS)
     fact = rng.choice(V.FACTS[kind]).format(**fd)
     if not lead:
@@ -452,13 +499,12 @@ def _iso(epoch_s: int) -> str:
 # ---------------------------------------------------------------------------------------------------
 # The promises, checked on the text itself
 
-_TOPICS = {row[0]: row[:3] for table in (V.SYMPTOMS, V.CHECKS, V.JOBS, V.PROJECTS) for row in table}
-
-
 def check_history(h: History) -> None:
     """Raise ValueError unless: each question's answer appears (as a whole token, any case) in exactly
     its own conversation; its key (id + topic) belongs to exactly one fact and is said together, in one
     message, in that conversation only; and no unanswerable question's id appears anywhere."""
+    tables = _tables(LANGS[h.lang].vocab)
+    topics = {row[0]: row[:3] for table in tables.values() for row in table}
     texts = [[m["blocks"][0]["text"] for m in conv] for conv in h.conversations]
     lowered = ["\n".join(t).lower() for t in texts]
     single = {x.lower() for q in h.questions for x in (q["answer"], q["key"]["id"]) if " " not in x}
@@ -483,8 +529,8 @@ def check_history(h: History) -> None:
         found = where.get(q["answer"].lower(), [])
         if found != [home]:
             problems.append(f"{q['qid']}: answer {q['answer']!r} found in conversations {found}, expected [{home}]")
-        topic = _TOPICS[q["key"]["topic"]]
-        attr_i = [row[0] for row in _TABLES[q["kind"]]].index(topic[0])
+        topic = topics[q["key"]["topic"]]
+        attr_i = [row[0] for row in tables[q["kind"]]].index(topic[0])
         if fact_keys.get((q["kind"], q["key"]["id"], attr_i)) != 1:
             problems.append(f"{q['qid']}: key {q['key']} is not exactly one fact")
         together = [c for c in where.get(q["key"]["id"].lower(), [])
@@ -527,7 +573,8 @@ def write_history(history: History, out_dir) -> Path:
     _write_jsonl(out / "facts.jsonl", history.facts)
     manifest = {"generator": "benches.history", "n_conversations": history.n_conversations,
                 "seed": history.seed, "questions": len(history.questions),
-                "unanswerable": len(history.unanswerable), **history.stats}
+                "unanswerable": len(history.unanswerable), **history.stats,
+                **({"lang": history.lang} if history.lang != "en" else {})}   # English manifests as before
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return out
 
@@ -537,16 +584,23 @@ def _write_jsonl(path: Path, rows) -> None:
         fh.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
+def history_dirname(n: int, seed: int = 7, lang: str = "en") -> str:
+    """`history-N-sSEED` for English (the name the caches have always had), `history-LANG-N-sSEED` else."""
+    return f"history-{n}-s{seed}" if lang == "en" else f"history-{lang}-{n}-s{seed}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benches.history", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000, help="conversations (default 1000)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--questions", type=int, default=100, help="answerable (and unanswerable) questions")
-    ap.add_argument("--out", help="output directory (default benches/out/history-N-sSEED)")
+    ap.add_argument("--lang", choices=sorted(LANGS), default="en",
+                    help="en (default), ko (Korean) or mixed (Korean with English product names and jargon)")
+    ap.add_argument("--out", help="output directory (default benches/out/history[-LANG]-N-sSEED)")
     args = ap.parse_args(argv)
-    out = args.out or str(Path(__file__).parent / "out" / f"history-{args.n}-s{args.seed}")
+    out = args.out or str(Path(__file__).parent / "out" / history_dirname(args.n, args.seed, args.lang))
     t0 = time.perf_counter()
-    history = generate(args.n, args.seed, args.questions)
+    history = generate(args.n, args.seed, args.questions, args.lang)
     t1 = time.perf_counter()
     write_history(history, out)
     t2 = time.perf_counter()

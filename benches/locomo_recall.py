@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 
 from .harness import cache_is_current, mark_current, pct, short
 from .latency import OUT
@@ -32,10 +33,10 @@ def returned_turns(eng, question: str, legs: str, k: int = 10) -> list[str]:
     return first_distinct(turns, k)
 
 
-def _memory(models, conv, keep_index: bool):
+def _memory(models, conv, keep_index: bool, cache_root: Path | None = None):
     from funes_py import Engine
 
-    cache = OUT / "locomo" / conv.name
+    cache = (cache_root or OUT / "locomo") / conv.name
     if not (keep_index or cache_is_current(cache)):
         shutil.rmtree(cache, ignore_errors=True)
     eng = Engine(cache / "memory", models)
@@ -63,12 +64,13 @@ def _miss(eng, q) -> dict:
                      for h in top]}
 
 
-def run(models, conversations: int | None = None, keep_index: bool = False) -> dict:
+def run(models, conversations: int | None = None, keep_index: bool = False, cache_root: Path | None = None) -> dict:
+    """`cache_root`: where the memories live (default benches/out/locomo; another embedder needs its own)."""
     convs = load()[:conversations] if conversations else load()
     results: dict[str, list] = {legs: [] for legs in LEGS}
     index, misses = {}, []
     for conv in convs:
-        eng, index[conv.name] = _memory(models, conv, keep_index)
+        eng, index[conv.name] = _memory(models, conv, keep_index, cache_root)
         for q in conv.questions:
             for legs in LEGS:
                 turns = returned_turns(eng, q.question, legs)

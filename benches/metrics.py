@@ -17,9 +17,12 @@ from functools import lru_cache
 # character continues it, and so does "-" or "." directly followed by a word character, because
 # identifiers are made of such runs: "MT-104" must not hit "MT-1040", "MT-104-B" or "XMT-104", but
 # "MT-104." at the end of a sentence is a hit. Whitespace inside an answer ("Priya Raman") matches any
-# run of whitespace, so a passage that wraps the name over a line break still counts.
+# run of whitespace, so a passage that wraps the name over a line break still counts. Korean attaches
+# particles to the word before them (MT-4471을, L-12에서, 3.7%로): a Hangul syllable right after an answer
+# that ends in a Latin letter, digit or sign is a particle, not part of the token. (A Hangul answer, a
+# Korean name, is still continued by Hangul: the history writes names before a space and an honorific.)
 _BEFORE = r"(?<!\w)(?<!\w[-.])"
-_AFTER = r"(?!\w)(?![-.]\w)"
+_AFTER = r"(?:(?<![가-힣])(?=[가-힣])|(?!\w)(?![-.]\w))"
 
 
 def _literal(s: str) -> str:

@@ -29,8 +29,11 @@ TITLES = {
     "floor": "Relevance floor: saying nothing to questions with no answer",
     "meaning": "Recall by meaning: reworded questions, out-of-domain negatives, a held-out domain",
     "charts": "Charts",
+    "korean": "Korean and other languages: models and BM25 analysers side by side",
 }
 PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "meaning", "charts")
+# Parts a plain `benches.run` leaves out (long: several 10,000-conversation backfills); ask with --parts.
+OPTIONAL_PARTS = ("korean",)
 HEADER = ("# Benchmark results\n\nWritten by `python -m benches.results` from the JSON files of "
           "`python -m benches.run` (see benches/README.md for what is timed and what is excluded). Read the "
           "ratios, not the floors: the machine is shared and absolute times move between runs.\n")
@@ -75,6 +78,10 @@ def render_part(name: str, data: dict, chart_base: str = "charts") -> str:
         body = floor.render(data)
     elif name == "meaning":
         body = meaning.render(data)
+    elif name == "korean":
+        from . import multilingual
+
+        body = multilingual.render(data)
     elif name == "charts":
         body = "".join(f"![{k}]({chart_base}/{Path(v).name})\n\n" for k, v in data.get("files", {}).items())
     else:
@@ -93,7 +100,7 @@ def write(quick: bool = False, path: Path | None = None, parts=PARTS, targets_to
     """`targets_too=False` leaves the targets section alone (one part rewritten from a checkout that lacks
     the other parts' result files)."""
     path = path or (results_dir(True) / "RESULTS.md" if quick else RESULTS_MD)
-    results = {p: d for p in PARTS if (d := load_result(p, quick)) is not None}
+    results = {p: d for p in PARTS + OPTIONAL_PARTS if (d := load_result(p, quick)) is not None}
     doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
     if targets_too:
         doc = replace_section(doc, "targets", render_targets(results))

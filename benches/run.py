@@ -5,7 +5,8 @@ and benches/RESULTS.md rewritten from them (see benches/README.md for what each 
     python -m benches.run --quick                          # under two minutes: 1,000 conversations, 2 LoCoMo ones
     python -m benches.run --parts quality,floor --n 1000   # some parts, some sizes
 
-Parts: quality, latency, backfill, fresh, locomo, floor, meaning, charts. Histories are generated and indexed once
+Parts: quality, latency, backfill, fresh, locomo, floor, meaning, charts; and korean (Korean, mixed and English
+histories per embedder and BM25 analyser, LoCoMo with e5; long, so only when asked). Histories are generated and indexed once
 (`benches.latency.ensure_indexed`, cached under benches/out/history-N-s7) and rebuilt when the engine build
 changes; `--keep-index` trusts an old cache, `--reindex` rebuilds regardless (fresh backfill figures).
 """
@@ -19,7 +20,7 @@ import time
 
 from . import charts, floor, locomo_recall, meaning, quality, speed, targets
 from .harness import indexed_history, load_result, meta, results_dir, save_result
-from .results import PARTS, render_part, write
+from .results import OPTIONAL_PARTS, PARTS, render_part, write
 
 FULL_N = (1_000, 3_000, 10_000)
 QUICK_N = (1_000,)
@@ -29,7 +30,8 @@ FLOOR_N = 1_000
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m benches.run", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few calls (under two minutes)")
-    ap.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    ap.add_argument("--parts", default=",".join(PARTS),
+                    help=f"comma-separated subset of {','.join(PARTS + OPTIONAL_PARTS)} (default: {','.join(PARTS)})")
     ap.add_argument("--n", type=int, nargs="+", help=f"history sizes (default {FULL_N}, quick {QUICK_N})")
     ap.add_argument("--calls", type=int, help="warm in-process recalls per size (default 300, quick 100)")
     ap.add_argument("--process-calls", type=int, help="process-per-call recalls per size (default 20, quick 5)")
@@ -42,9 +44,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(args.parts) - set(PARTS)
+    unknown = set(args.parts) - set(PARTS + OPTIONAL_PARTS)
     if unknown:
-        ap.error(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
+        ap.error(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS + OPTIONAL_PARTS)}")
     args.n = sorted(set(args.n or (QUICK_N if args.quick else FULL_N)))
     args.calls = args.calls or (100 if args.quick else 300)
     args.process_calls = args.process_calls or (5 if args.quick else 20)
@@ -115,6 +117,15 @@ def main(argv: list[str] | None = None) -> int:
             done(part, meaning.run(args.n, args.embedder, keep_index=args.keep_index), t0)
         elif part == "latency":
             done(part, speed.latency(args.n, args.calls, args.process_calls), t0)
+        elif part == "korean":
+            from . import multilingual
+
+            sizes = [n for n in args.n if n in multilingual.SIZES] or args.n
+            def progress(data: dict, part: str = part, t0: float = t0) -> None:  # a stopped run keeps its rows
+                save_result(part, args.quick, data | {"meta": meta(part, command, args.quick, time.perf_counter() - t0)})
+
+            done(part, multilingual.run(sizes, keep_index=args.keep_index, previous=load_result(part, args.quick),
+                                        locomo_conversations=args.locomo_conversations, on_progress=progress), t0)  # fmt: skip
         elif part == "charts":
             have = {p: results.get(p) or load_result(p, args.quick) for p in ("latency", "quality")}
             out_dir = results_dir(True) if args.quick else charts.CHART_DIR

@@ -75,6 +75,43 @@ def evaluate(results: dict) -> list[dict]:
                         f"min_similarity {rec['min_similarity']:.2f}, guard {'on' if rec['identifier_guard'] else 'off'}: "
                         f"{100 * rec['nothing']:.0f}% nothing, hit@3 {0.0 - 100 * rec['loss']:+.1f} pt",
                         rec["met"]))
+    out += _korean(results.get("korean"))
+    return out
+
+
+def _hybrid_long(runs: list[dict], lang: str, config: str) -> dict | None:
+    """The hybrid, long-question row of the largest history of `lang` measured with `config`."""
+    rows = [r for run in runs if run["lang"] == lang and run["model_config"] == config for r in run["rows"]
+            if r["config"] == "hybrid" and r["style"] == "long"]  # fmt: skip
+    return max(rows, key=lambda r: r["n"]) if rows else None
+
+
+def _korean(k: dict | None) -> list[dict]:
+    """Issue 14: Korean with e5 + bigram BM25, English with e5 against MiniLM, e5 int8 recall latency."""
+    if not k or not k.get("runs"):
+        return []
+    runs, out = k["runs"], []
+    ko = _hybrid_long(runs, "ko", "e5-bigram")
+    if ko:
+        at = f"{ko['n']:,} Korean long, e5 + bigram, hybrid"
+        out.append(_row("Korean hit@3 ≥ 95% at 10,000 (e5 + bigram BM25)", f"{100 * ko['hit@3']:.0f}% ({at})",
+                        _at(ko["n"], ko["hit@3"] >= 0.95)))
+        out.append(_row("Korean hit@8 ≥ 99% at 10,000 (e5 + bigram BM25)", f"{100 * ko['hit@8']:.0f}% ({at})",
+                        _at(ko["n"], ko["hit@8"] >= 0.99)))
+    e5, mini = _hybrid_long(runs, "en", "e5-bigram"), _hybrid_long(runs, "en", "minilm-bigram")
+    if e5 and mini and e5["n"] == mini["n"]:
+        gap = 100 * (mini["hit@3"] - e5["hit@3"])
+        out.append(_row("English with e5: hit@3 at most 2 points below MiniLM at 10,000",
+                        f"e5 {100 * e5['hit@3']:.0f}% vs MiniLM {100 * mini['hit@3']:.0f}% ({e5['n']:,} long)",
+                        _at(e5["n"], gap <= 2.0)))
+    costs = [run for run in runs if run["lang"] == "ko" and run["model_config"] == "e5-bigram"]
+    if costs:
+        r = max(costs, key=lambda r: r["n"])
+        p50 = r["cost"]["recall_ms"]["p50"]
+        out.append(_row("e5 (int8) warm recall p50 ≤ 12 ms at 10,000", f"{p50:.1f} ms at {r['n']:,} (Korean)",
+                        _at(r["n"], p50 <= 12.0)))
+        out.append(_row("e5 backfill time reported", f"{r['index']['index_s']:.0f} s for {r['n']:,} Korean",
+                        True))
     return out
 
 

