@@ -171,3 +171,8 @@ def test_answer_floor_does_not_overrule_a_word_for_word_keyword_match(engine, sr
     hits = engine.recall("seal kit Thursday", k=3, answer_floor=0.99)
     assert hits and "seal kit" in hits[0].text
     assert engine.recall("gearbox seal wedding", k=3, answer_floor=0.99) == [], "one term matches nowhere"
+
+
+def test_models_embed_queries_as_recall_does(models):
+    q = models.embed_queries(["what blocks the N-11 upgrade?"])
+    assert q.shape == (1, models.dim) and abs(float((q * q).sum()) - 1.0) < 1e-3

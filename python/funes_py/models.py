@@ -101,6 +101,10 @@ class Models:
         """Embeddings as a float32 array of shape (len(texts), dim)."""
         return self._inner.embed(list(texts))
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Queries embedded as recall embeds them (the model's query prefix, if it has one)."""
+        return self._inner.embed_queries(list(texts))
+
     def rerank_scores(self, query: str, passages: list[str]) -> list[float]:
         """Raw cross-encoder logits, one per passage (needs a reranker)."""
         return self._inner.rerank_scores(query, list(passages))
