@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import floor, locomo_recall, quality, speed, targets
+from . import floor, locomo_recall, meaning, quality, speed, targets
 from .harness import load_result, results_dir
 
 RESULTS_MD = Path(__file__).parent / "RESULTS.md"
@@ -27,10 +27,11 @@ TITLES = {
     "fresh": "Freshness: a new conversation until it is found",
     "locomo": "LoCoMo: turn-level recall",
     "floor": "Relevance floor: saying nothing to questions with no answer",
+    "meaning": "Recall by meaning: reworded questions, out-of-domain negatives, a held-out domain",
     "charts": "Charts",
     "korean": "Korean and other languages: models and BM25 analysers side by side",
 }
-PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "charts")
+PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "meaning", "charts")
 # Parts a plain `benches.run` leaves out (long: several 10,000-conversation backfills); ask with --parts.
 OPTIONAL_PARTS = ("korean",)
 HEADER = ("# Benchmark results\n\nWritten by `python -m benches.results` from the JSON files of "
@@ -75,6 +76,8 @@ def render_part(name: str, data: dict, chart_base: str = "charts") -> str:
         body = locomo_recall.render(data)
     elif name == "floor":
         body = floor.render(data)
+    elif name == "meaning":
+        body = meaning.render(data)
     elif name == "korean":
         from . import multilingual
 
@@ -93,11 +96,14 @@ def render_targets(results: dict) -> str:
             + targets.render(rows))
 
 
-def write(quick: bool = False, path: Path | None = None, parts=PARTS) -> Path:
+def write(quick: bool = False, path: Path | None = None, parts=PARTS, targets_too: bool = True) -> Path:
+    """`targets_too=False` leaves the targets section alone (one part rewritten from a checkout that lacks
+    the other parts' result files)."""
     path = path or (results_dir(True) / "RESULTS.md" if quick else RESULTS_MD)
     results = {p: d for p in PARTS + OPTIONAL_PARTS if (d := load_result(p, quick)) is not None}
     doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
-    doc = replace_section(doc, "targets", render_targets(results))
+    if targets_too:
+        doc = replace_section(doc, "targets", render_targets(results))
     chart_base = "charts" if not quick else "."
     for name in parts:
         if name in results:
@@ -111,8 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benches.results", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="from the quick run's files, into benches/out/quick/")
     ap.add_argument("--out", type=Path, help="the markdown file to update (default benches/RESULTS.md)")
+    ap.add_argument("--parts", help="only these sections (comma-separated); the targets section is then left as it is")
     args = ap.parse_args(argv)
-    print(write(args.quick, args.out))
+    if args.parts:
+        print(write(args.quick, args.out, parts=[p.strip() for p in args.parts.split(",")], targets_too=False))
+    else:
+        print(write(args.quick, args.out))
     return 0
 
 

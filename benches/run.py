@@ -5,7 +5,7 @@ and benches/RESULTS.md rewritten from them (see benches/README.md for what each 
     python -m benches.run --quick                          # under two minutes: 1,000 conversations, 2 LoCoMo ones
     python -m benches.run --parts quality,floor --n 1000   # some parts, some sizes
 
-Parts: quality, latency, backfill, fresh, locomo, floor, charts; and korean (Korean, mixed and English
+Parts: quality, latency, backfill, fresh, locomo, floor, meaning, charts; and korean (Korean, mixed and English
 histories per embedder and BM25 analyser, LoCoMo with e5; long, so only when asked). Histories are generated and indexed once
 (`benches.latency.ensure_indexed`, cached under benches/out/history-N-s7) and rebuilt when the engine build
 changes; `--keep-index` trusts an old cache, `--reindex` rebuilds regardless (fresh backfill figures).
@@ -18,7 +18,7 @@ import shlex
 import sys
 import time
 
-from . import charts, floor, locomo_recall, quality, speed, targets
+from . import charts, floor, locomo_recall, meaning, quality, speed, targets
 from .harness import indexed_history, load_result, meta, results_dir, save_result
 from .results import OPTIONAL_PARTS, PARTS, render_part, write
 
@@ -40,6 +40,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep-index", action="store_true", help="reuse cached memories built by another engine build")
     ap.add_argument("--reindex", type=int, nargs="*", metavar="N",
                     help="rebuild these history memories, or all of them without N (fresh backfill figures)")
+    ap.add_argument("--embedder", help="the meaning part's embedder (default: the service's, funes_py.config.DEFAULT_EMBEDDER)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -112,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             done(part, speed.fresh(models, n, histories[n], runs=args.fresh_runs), t0)
         elif part == "locomo":
             done(part, locomo_recall.run(models, args.locomo_conversations, keep_index=args.keep_index), t0)
+        elif part == "meaning":
+            done(part, meaning.run(args.n, args.embedder, keep_index=args.keep_index), t0)
         elif part == "latency":
             done(part, speed.latency(args.n, args.calls, args.process_calls), t0)
         elif part == "korean":

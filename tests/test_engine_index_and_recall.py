@@ -150,3 +150,24 @@ def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):
     hits = engine.recall("Kestrel vendor", k=3, half_life_days=0, neighbors=0, legs="bm25")
     assert {h.turn_uuid for h in hits} == {"ctx-t0", "ctx-t1"}
     assert next(h for h in hits if h.turn_uuid == "ctx-t1").text == reply
+
+
+def test_answer_floor_reads_the_best_passage_and_spares_identifier_questions(engine, src):
+    engine.index(src)
+    question = "who owns the ticket for the gearbox seal?"  # names no identifier
+    best = max(h.similarity for h in engine.recall("which pastry did the baker recommend for the wedding?", k=8))
+    assert engine.recall("which pastry did the baker recommend for the wedding?", k=3, answer_floor=best + 0.01) == []
+    assert engine.recall("which pastry did the baker recommend for the wedding?", k=3, answer_floor=best - 0.01)
+    # A near question keeps all its passages, weak ones included: the floor reads the best one only.
+    near = engine.recall(question, k=8, neighbors=0)
+    floored = engine.recall(question, k=8, neighbors=0, answer_floor=max(h.similarity for h in near) - 0.01)
+    assert [h.turn_uuid for h in floored] == [h.turn_uuid for h in near]
+    # A query naming an identifier is judged by the identifier guard, not by the answer floor.
+    assert engine.recall("MT-4471", k=3, answer_floor=0.99)
+
+
+def test_answer_floor_does_not_overrule_a_word_for_word_keyword_match(engine, src):
+    engine.index(src)
+    hits = engine.recall("seal kit Thursday", k=3, answer_floor=0.99)
+    assert hits and "seal kit" in hits[0].text
+    assert engine.recall("gearbox seal wedding", k=3, answer_floor=0.99) == [], "one term matches nowhere"

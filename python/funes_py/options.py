@@ -44,8 +44,10 @@ class RecallOptions:
       ``date``/``datetime``; a bare ``until`` date includes that day), ``sessions``, ``roles``,
       ``block_types``, ``harnesses``.
     * ``min_similarity``: drop passages whose cosine similarity to the query is below it, so a question
-      about something never discussed returns nothing. ``identifier_guard``: a query naming identifiers
-      (``MT-4471``) gets only passages containing one of them.
+      about something never discussed returns nothing. ``answer_floor``: when the query names no identifier
+      and no passage found reaches this cosine, return nothing (it reads the best passage, not each).
+      ``identifier_guard``: a query naming identifiers (``MT-4471``) gets only passages containing one of
+      them.
     * ``rerank``: None = automatic when a reranker is loaded and ``candidates >= 4 * k``.
     * ``now`` pins the reference time of recency (benchmarks); ``legs`` "dense" or "bm25" alone (for
       comparisons); ``dense_weight`` the dense leg's weight in the fusion; ``exact``: exact vector search
@@ -63,6 +65,7 @@ class RecallOptions:
     block_types: Sequence[str] = ()
     harnesses: Sequence[str] = ()
     min_similarity: float | None = None
+    answer_floor: float | None = None
     identifier_guard: bool = False
     rerank: bool | None = None
     now: TimeBound = None

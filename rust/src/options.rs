@@ -55,6 +55,11 @@ pub struct RecallOptions {
     /// Relevance floor: candidates whose cosine similarity to the query is below it are dropped, so recall
     /// can say "nothing relevant". `None`: no floor.
     pub min_similarity: Option<f32>,
+    /// Answer floor: when the query names no identifier and no passage found reaches this cosine
+    /// similarity, recall returns nothing. A question about something never discussed still has nearest
+    /// passages, but none of them is near: this reads the best of them, where `min_similarity` reads each.
+    /// A passage holding every term of the query (a keyword search) overrules it. `None`: off.
+    pub answer_floor: Option<f32>,
     /// Relevance guard: when the query names identifiers (`MT-4471`, `P-003`), drop passages that contain
     /// none of them. A question about a machine or ticket never discussed then returns nothing, instead of
     /// the nearest fact about another one.
@@ -110,6 +115,7 @@ impl Default for RecallOptions {
             block_types: Vec::new(),
             harnesses: Vec::new(),
             min_similarity: None,
+            answer_floor: None,
             identifier_guard: false,
             rerank: None,
             now_ms: None,

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import DEFAULT_EMBEDDER, ConfigError, env_field, load
+from ..convert.floors import Floors
 
 # --- named defaults -------------------------------------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"
@@ -24,9 +25,10 @@ DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "funes-py" / "service"
 DEFAULT_RECALL_K = 3
 DEFAULT_RECALL_CANDIDATES = 8
 DEFAULT_RECALL_RERANK = False
-# None: the embedder's calibrated floor (funes_py.convert.floors; 0.25 for the default int8 MiniLM), or no floor
-# for a model that has none. 0 turns the floor off.
+# None: the embedder's calibrated floors (funes_py.convert.floors: an answer floor of 0.425 for the default
+# int8 MiniLM, no per-passage floor), or none for a model that has none. 0 turns a floor off.
 DEFAULT_RECALL_MIN_SIMILARITY: float | None = None
+DEFAULT_RECALL_ANSWER_FLOOR: float | None = None
 # A query naming identifiers (P-7, MT-5120) gets only passages containing one of them: "did we ever talk
 # about motor P-7?" answers nothing rather than the nearest fact about another motor.
 DEFAULT_RECALL_IDENTIFIER_GUARD = True
@@ -101,7 +103,12 @@ class ServiceConfig:
     recall_min_similarity: float | None = env_field(
         "FUNES_RECALL_MIN_SIMILARITY",
         DEFAULT_RECALL_MIN_SIMILARITY,
-        "relevance floor (cosine); unset: the embedder's calibrated floor (0.25 for the default), 0: off",
+        "relevance floor: passages whose cosine to the query is lower are dropped; unset: the embedder's calibrated one, 0: off",
+    )
+    recall_answer_floor: float | None = env_field(
+        "FUNES_RECALL_ANSWER_FLOOR",
+        DEFAULT_RECALL_ANSWER_FLOOR,
+        "answer nothing when the query names no identifier and no passage reaches this cosine; unset: the embedder's calibrated one, 0: off",
     )
     recall_identifier_guard: bool = env_field(
         "FUNES_RECALL_IDENTIFIER_GUARD", DEFAULT_RECALL_IDENTIFIER_GUARD, "identifier guard"
@@ -182,18 +189,22 @@ class ServiceConfig:
         if not 0 < self.port < 65536:
             raise ConfigError(f"FUNES_PORT must be a TCP port, got {self.port}")
 
-    def recall_options(self, calibrated_floor: float | None = None) -> Any:
+    def recall_options(self, calibrated: Floors | None = None) -> Any:
         """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere.
-        `calibrated_floor`: the loaded embedder's, used when FUNES_RECALL_MIN_SIMILARITY is unset."""
+        `calibrated`: the loaded embedder's floors, used where FUNES_RECALL_MIN_SIMILARITY or
+        FUNES_RECALL_ANSWER_FLOOR is unset."""
         from ..options import RecallOptions
 
-        floor = self.recall_min_similarity if self.recall_min_similarity is not None else calibrated_floor
+        calibrated = calibrated or Floors()
+        floor = self.recall_min_similarity if self.recall_min_similarity is not None else calibrated.min_similarity
+        answer = self.recall_answer_floor if self.recall_answer_floor is not None else calibrated.answer_floor
         overrides: dict[str, Any] = {
             "k": self.recall_k,
             "candidates": self.recall_candidates,
             "rerank": self.recall_rerank,
             "identifier_guard": self.recall_identifier_guard,
             "min_similarity": floor if floor else None,
+            "answer_floor": answer if answer else None,
             "neighbors": self.recall_neighbors,
             "half_life_days": self.recall_half_life_days,
         }

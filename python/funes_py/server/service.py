@@ -67,7 +67,7 @@ class Service:
     async def start(self) -> None:
         """Load the models (once, before the first request), then queue recovery of interrupted indexing."""
         from funes_py import InvalidInputError, Models  # imported here: the pure parts need no engine
-        from funes_py.convert.floors import calibrated_floor
+        from funes_py.convert.floors import calibrated_floors
 
         self._invalid_input = InvalidInputError
 
@@ -82,7 +82,7 @@ class Service:
             )
             log.info("models loaded in %.1f s", time.perf_counter() - t0)
         models = self._models
-        self._recall_options = cfg.recall_options(calibrated_floor(models.embedder_name))
+        self._recall_options = cfg.recall_options(calibrated_floors(models.embedder_name))
         log.info("recall options: %s", self._recall_options)
         self.registry = TenantRegistry(
             cfg.data_dir,

@@ -1,5 +1,5 @@
-//! The recall pipeline: dense ‖ BM25 → score fusion (with an identifier bonus) → relevance floor →
-//! identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
+//! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with an identifier bonus) → relevance
+//! floor → identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
 //! legs on the resident copy or as Lance queries; this file only orchestrates.
 
 pub mod fusion;
@@ -10,7 +10,9 @@ mod turns;
 pub use neighbors::{preview, Neighbor};
 pub use turns::{assemble_turns, TurnText};
 
-use crate::analyzer::id_terms;
+use std::collections::HashSet;
+
+use crate::analyzer::{fts_document, id_terms, with_bm25_analyzer};
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::{sigmoid, Models};
@@ -88,13 +90,28 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     Ok(hits)
 }
 
+/// Whether BM25's best passage holds every term of the query: a keyword search ("Lisbon chiller") matched
+/// word for word, whatever the cosine, which the answer floor must not overrule.
+fn lexical_match(legs: &Legs, query: &str) -> bool {
+    let Some(top) = legs.bm25.first().and_then(|id| legs.rows.get(id)) else { return false };
+    with_bm25_analyzer(|a| {
+        let have: HashSet<String> = a.document(&fts_document(&top.row.chunk.text, "")).into_iter().collect();
+        let want = a.query(query);
+        !want.is_empty() && want.iter().all(|t| have.contains(t))
+    })
+}
+
 /// The legs' passages fused into one pool of at most `candidates`, each with its fused score and its
 /// similarity to the query, after the relevance floor and the identifier guard. Ties go to the chunk id.
 fn fuse(legs: Legs, query: &str, candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
-    let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
     let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
+    let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
+    if opts.answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, query) {
+        return Vec::new();
+    }
+    let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
         .rows
         .into_values()

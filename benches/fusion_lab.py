@@ -1,0 +1,312 @@
+"""The offline fusion lab: today's ranking and the candidate levers, simulated on the same pools, tuned on the
+tuning sets and reported on the held-out ones (`lab_sets`).
+
+    python -m benches.fusion_lab --n 1000 3000                 # every set, the named configs
+    python -m benches.fusion_lab --n 1000 --sweep              # the fusion grid on the tuning sets
+    python -m benches.fusion_lab --n 1000 --check-engine       # the lab's legs and ranking against the engine's
+
+A config is a fuser (`fusion.rrf` or `fusion.score_fusion` with its constants) and the engine's settings
+around it: leg depth (`candidates`), k, identifier guard, relevance floor, recency. `library` is what
+`Engine.recall(q)` does by default (depth 30, k 8, recency 30 days with `now` pinned to the history's end;
+LoCoMo: k 10, recency off, as `locomo_recall`), `service` what the MCP service does (depth 8, k 3, guard).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import pickle
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import fusion
+from .lab_corpus import LAB_OUT, Corpus
+from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
+from .metrics import answer_pattern, turn_recall_table
+from .synthetic import synthetic_root
+
+Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    fuse: Fuser
+    depth: int = 30            # rows per leg before fusion (today: the engine's `candidates`)
+    k: int = 8
+    guard: bool = False
+    floor: float | None = None
+    half_life: float = 30.0
+    candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
+    floor_spares_ids: bool = False  # rows naming a queried identifier pass the floor (`fusion.finish`)
+
+
+def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
+    return Config("rrf 0.3", lambda p: fusion.rrf(p, 0.3), depth, k, guard, floor)
+
+
+LIBRARY = today()
+SERVICE = today(depth=8, k=3, guard=True)
+
+
+def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | None = None,
+             candidates: int = 30) -> Config:  # fmt: skip
+    """The lever kept (tuned on the tuning sets, see `sweep`): score fusion, z-scores per leg over its own
+    top 100, dense weight 0.3, identifier bonus 0.5; the fused list cut to `candidates` as today."""
+    return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, 0.3, "z", None, 0.5), depth, k, guard, floor,
+                  candidates=candidates)  # fmt: skip
+
+
+NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
+         replace(proposal(), name="library proposal (score z 0.3, id 0.5, depth 100)"),
+         replace(SERVICE, name="service today (rrf, depth 8, k 3, guard)"),
+         replace(proposal(k=3, guard=True, candidates=8), name="service proposal (score, depth 100, candidates 8, k 3, guard)")]
+
+
+# What the engine ranks by since the score-fusion port (main d3ff2eb): `check_engine` compares against it.
+ENGINE = replace(proposal(), name="engine (score fusion, depth 100, candidates 30)")
+
+LANCE = replace(proposal(), name="library proposal, Lance path (absent BM25 = 0)",
+                fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), 0.3, "z", None, 0.5))
+
+
+def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config) -> list[int]:
+    p = pool.cut(cfg.depth)
+    k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
+    half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
+    return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life,
+                         cfg.floor_spares_ids)  # fmt: skip
+
+
+def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:
+    """hit@1/3/8 (answer sets), the share answered nothing (negatives), or turn recall (LoCoMo)."""
+    if qs.corpus == "locomo":
+        rows = []
+        for q, pool in zip(qs.queries, qs.pools, strict=True):
+            c = corpora[corpus_of(qs, q)]
+            turns = list(dict.fromkeys(c.rows[r].turn_uuid for r in rank(qs, pool, cfg)))
+            rows.append((q.category, turns, q.evidence))
+        table = turn_recall_table(rows, ks=(1, 5, 10))
+        return {"n": len(rows), **{cat: {m: round(v, 4) for m, v in t.items()} for cat, t in table.items()}}
+    c = corpora[qs.corpus]
+    if qs.queries[0].negative:
+        empty = sum(not rank(qs, p, cfg) for p in qs.pools)
+        return {"n": len(qs.pools), "nothing": empty / len(qs.pools)}
+    hits = {1: 0, 3: 0, 8: 0}
+    for q, pool in zip(qs.queries, qs.pools, strict=True):
+        pat = answer_pattern(q.answer)
+        ranked = rank(qs, pool, cfg)
+        first = next((i + 1 for i, r in enumerate(ranked) if pat.search(c.rows[r].text)), None)
+        for k in hits:
+            hits[k] += first is not None and first <= k
+    return {"n": len(qs.pools), **{f"hit@{k}": v / len(qs.pools) for k, v in hits.items()}}
+
+
+def headline(qs: QuerySet, result: dict) -> float:
+    """The one number a set is judged by: hit@3, the share of nothing, or LoCoMo turn recall@10."""
+    if qs.corpus == "locomo":
+        return result["ALL"]["turn_recall@10"]
+    return result.get("hit@3", result.get("nothing", 0.0))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Loading
+
+def open_engine(corpus: str, models, keep_index: bool = False):
+    """The engine's memory of a lab corpus ("ops-1000", "home-1000", "locomo/conv-26") with `models`'
+    embedder (the memories `benches.meaning` measures), indexed if needed."""
+    from funes_py import Engine
+
+    from .locomo import load as load_locomo
+    from .meaning import indexed_household, indexed_ops, locomo_memory
+
+    kind, _, rest = corpus.partition("-")
+    if kind in ("ops", "home"):
+        indexed = indexed_ops if kind == "ops" else indexed_household
+        return Engine(indexed(int(rest), models, keep_index)[1], models)
+    conv = next(c for c in load_locomo() if c.name == corpus.split("/")[1])
+    return locomo_memory(models, conv, keep_index)
+
+
+def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tuple[list[QuerySet], dict[str, Corpus]]:
+    """Every set and corpus, each query's pool computed (or read from the cache). `source` "lab": the dense
+    leg from the lab's own vectors (the corpus is embedded once); "engine": from the engine's memory of the
+    same passages (`lab_sets.engine_pool`: nothing embedded but the queries; the memory is indexed if
+    missing)."""
+    sets: list[QuerySet] = []
+    srcs: dict[str, Path] = {}
+    for n in ns:
+        for domain, gen in (("ops", "ops"), ("home", "household")):
+            srcs[f"{domain}-{n}"] = synthetic_root(gen, n) / "src"
+            sets += synthetic_sets(gen, n)
+    if locomo:
+        lsets, lsrcs = locomo_sets()
+        srcs |= lsrcs
+        sets += lsets
+    corpora: dict[str, Corpus] = {}
+    for key, src in srcs.items():
+        t = time.perf_counter()
+        corpora[key] = Corpus.load(src, models, name=key.replace("/", "-"), embed=source == "lab")
+        print(f"{key}: {len(corpora[key].rows):,} passages in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    engines: dict[str, object] = {}
+    for qs in sets:
+        t = time.perf_counter()
+        qs.vectors = models.embed([q.text for q in qs.queries])
+        key = hashlib.sha256(repr([source] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+                             + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
+        cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
+        if cache.exists():
+            qs.pools = pickle.loads(cache.read_bytes())
+        else:
+            qs.pools = []
+            for q, v in zip(qs.queries, qs.vectors, strict=True):
+                c = corpus_of(qs, q)
+                if source == "lab":
+                    qs.pools.append(build_pool(corpora[c], q.text, v, qs.now))
+                else:
+                    if c not in engines:
+                        engines[c] = open_engine(c, models)
+                    qs.pools.append(engine_pool(engines[c], corpora[c], q.text, qs.now))
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(pickle.dumps(qs.pools))
+        print(f"{qs.name}: {len(qs.queries)} pools in {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    return sets, corpora
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reports
+
+def table(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config]) -> tuple[str, list[dict]]:
+    head = "| set | split | " + " | ".join(c.name for c in configs) + " |\n|---|---|" + "---|" * len(configs) + "\n"
+    body, rows = "", []
+    for qs in sets:
+        cells = []
+        for cfg in configs:
+            if qs.corpus == "locomo" and cfg.k < 8:   # turn recall@5/@10 needs more than 3 passages
+                cells.append("–")
+                continue
+            r = evaluate(qs, corpora, cfg)
+            rows.append({"set": qs.name, "split": qs.split, "config": cfg.name, **r})
+            cells.append(cell(qs, r))
+        body += f"| {qs.name} | {qs.split} | " + " | ".join(cells) + " |\n"
+    return head + body, rows
+
+
+def cell(qs: QuerySet, r: dict) -> str:
+    if qs.corpus == "locomo":
+        a = r["ALL"]
+        return f"{100 * a['turn_recall@5']:.1f} / {100 * a['turn_recall@10']:.1f}"
+    if "nothing" in r:
+        return f"{100 * r['nothing']:.0f}% nothing"
+    return f"{100 * r['hit@1']:.0f} / {100 * r['hit@3']:.0f} / {100 * r['hit@8']:.0f}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Tuning
+
+def score_config(alpha: float, norm: str, id_bonus: float, depth: int, dense_norm: str | None = None,
+                 k: int = 8, guard: bool = False) -> Config:  # fmt: skip
+    name = f"score a={alpha:g} {norm}{'/' + dense_norm if dense_norm else ''} id={id_bonus:g} d={depth}"
+    return Config(name, lambda p: fusion.score_fusion(p, alpha, norm, dense_norm, id_bonus), depth, k, guard)
+
+
+def grid() -> list[Config]:
+    out = []
+    for depth in (30, 50, 100):
+        for norm, dense_norm in (("minmax", None), ("max", None), ("z", None), ("max", "raw"), ("minmax", "raw")):
+            for alpha in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+                for id_bonus in (0.0, 0.2, 0.5, 1.0):
+                    out.append(score_config(alpha, norm, id_bonus, depth, dense_norm))
+    return out
+
+
+def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config], top: int = 15) -> str:
+    """Each config's headline on every tuning set with answers, against today's ranking; ranked by the mean
+    gain, among configs that lose at most a point on no set."""
+    tuning = [s for s in sets if s.split == "tuning" and not s.queries[0].negative]
+    base = {s.name: headline(s, evaluate(s, corpora, LIBRARY)) for s in tuning}
+    scored = []
+    for cfg in configs:
+        h = {s.name: headline(s, evaluate(s, corpora, cfg)) for s in tuning}
+        gain = sum(h[n] - base[n] for n in h) / len(h)
+        worst = min(h[n] - base[n] for n in h)
+        scored.append((worst >= -0.01, gain, cfg.name, h))
+    scored.sort(key=lambda x: (not x[0], -x[1]))
+    names = [s.name for s in tuning]
+    out = "| config | mean gain | " + " | ".join(names) + " |\n|---|---|" + "---|" * len(names) + "\n"
+    out += "| today (rrf 0.3, d=30) | – | " + " | ".join(f"{100 * base[n]:.1f}" for n in names) + " |\n"
+    for ok, gain, name, h in scored[:top]:
+        out += (f"| {name}{'' if ok else ' (loses > 1 pt somewhere)'} | {100 * gain:+.1f} | "
+                + " | ".join(f"{100 * h[n]:.1f}" for n in names) + " |\n")
+    return out
+
+
+def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit: int = 100) -> str:
+    """How often the lab's reproduction of the engine's ranking (`ENGINE`: score fusion) equals the engine's
+    own answer (the same turns in the same order), and how much the legs' top 30 overlap, per set."""
+    engines: dict[str, object] = {}
+
+    def engine(corpus: str):
+        if corpus not in engines:
+            engines[corpus] = open_engine(corpus, models)
+        return engines[corpus]
+
+    out = "| set | same top k | dense top 30 overlap | bm25 top 30 overlap |\n|---|---|---|---|\n"
+    for qs in sets:
+        if qs.queries[0].negative:
+            continue
+        same = dense = bm25 = 0
+        pairs = list(zip(qs.queries, qs.pools, strict=True))[:limit]
+        for q, pool in pairs:
+            c = corpus_of(qs, q)
+            rows, eng = corpora[c].rows, engine(c)
+            k = 10 if qs.corpus == "locomo" else 8
+            hl = 0.0 if qs.corpus == "locomo" else 30.0
+            lab = [rows[r].turn_uuid for r in rank(qs, pool, ENGINE)]
+            got = [h.turn_uuid for h in eng.recall(q.text, k=k, neighbors=0, half_life_days=hl, now=qs.now)]
+            same += lab == got
+            for leg, store in (("dense", pool.dense), ("bm25", pool.bm25)):
+                theirs = {h.turn_uuid for h in eng.recall(q.text, k=30, candidates=30, neighbors=0,
+                                                          half_life_days=0.0, legs=leg)}  # fmt: skip
+                mine = {rows[r].turn_uuid for r, _ in store[:30]}
+                share = len(theirs & mine) / max(1, len(mine))
+                dense, bm25 = (dense + share, bm25) if leg == "dense" else (dense, bm25 + share)
+        n = len(pairs)
+        out += f"| {qs.name} | {100 * same / n:.0f}% | {100 * dense / n:.1f}% | {100 * bm25 / n:.1f}% |\n"
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benches.fusion_lab", description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000])
+    ap.add_argument("--no-locomo", action="store_true")
+    ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
+    ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
+    ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
+    ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
+    ap.add_argument("--source", choices=("lab", "engine"), default="lab",
+                    help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
+    args = ap.parse_args(argv)
+    from funes_py import Models
+
+    models = Models.load(embedder=args.embedder) if args.embedder else Models.load()
+    sets, corpora = load(args.n, models, locomo=not args.no_locomo, source=args.source)
+    if args.check_engine:
+        print(check_engine(sets, corpora, models))
+        return 0
+    if args.sweep:
+        print(sweep(sets, corpora, grid()))
+        return 0
+    md, rows = table(sets, corpora, [NAMED[1], LANCE] if args.lance else NAMED)
+    print(md)
+    LAB_OUT.mkdir(parents=True, exist_ok=True)
+    (LAB_OUT / "lab-results.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

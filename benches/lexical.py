@@ -1,0 +1,180 @@
+"""The engine's BM25 leg and identifier leg, re-done in Python for the offline fusion lab (`fusion_lab`).
+
+Recall returns fused rank scores, not each leg's own score; score-aware fusion needs the raw BM25 score of
+every candidate. This module computes it as the engine does, so a fusion formula simulated here ranks as the
+Rust port will:
+* analyser (`rust/src/analyzer.rs`, Lance's default FTS parameters, lance-tokenizer 13): split on every
+  non-alphanumeric character, drop tokens of 40 bytes or more, lower-case, Snowball English stem, then drop
+  stems in the NLTK English stop-word list (the filter runs after the stemmer, so "very" -> "veri" stays),
+  fold to ASCII;
+* document text (`analyzer::fts_document`): the last 200 characters of the previous turn of the session
+  (cut at a word, `chunk::turn_contexts`), the passage, then the glued identifiers of both ("mt4471");
+* query (`analyzer::fts_query`): the words plus the glued identifiers, each term once;
+* scoring (`resident/bm25.rs`, Lance's scorer): k1 1.2, b 0.75, idf ln(1 + (N - n + 0.5) / (n + 0.5)),
+  document length in analysed terms.
+`check_against_engine` in fusion_lab compares the rankings with the engine's own BM25 leg.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+import snowballstemmer
+
+K1, B = 1.2, 0.75
+CONTEXT_CHARS = 200
+MAX_TOKEN_BYTES = 40
+# stop-words 0.10 "en" (its NLTK list), as lance-tokenizer 13 uses for Language::English.
+STOP_WORDS = frozenset("""
+a about above after again against ain all am an and any are aren aren't as at be because been before being
+below between both but by can couldn couldn't d did didn didn't do does doesn doesn't doing don don't down
+during each few for from further had hadn hadn't has hasn hasn't have haven haven't having he he'd he'll her
+here hers herself he's him himself his how i i'd if i'll i'm in into is isn isn't it it'd it'll it's its
+itself i've just ll m ma me mightn mightn't more most mustn mustn't my myself needn needn't no nor not now o
+of off on once only or other our ours ourselves out over own re s same shan shan't she she'd she'll she's
+should shouldn shouldn't should've so some such t than that that'll the their theirs them themselves then
+there these they they'd they'll they're they've this those through to too under until up ve very was wasn
+wasn't we we'd we'll we're were weren weren't we've what when where which while who whom why will with won
+won't wouldn wouldn't y you you'd you'll your you're yours yourself yourselves you've
+""".split())  # noqa: SIM905 - a word list reads better as text
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def _fold(token: str) -> str:
+    if token.isascii():
+        return token
+    return "".join(c for c in unicodedata.normalize("NFKD", token) if not unicodedata.combining(c))
+
+
+def _split(text: str) -> list[str]:
+    out, cur = [], []
+    for c in text:
+        if c.isalnum():
+            cur.append(c)
+        elif cur:
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def analyse(text: str) -> list[str]:
+    """The terms of a text, in order (repeats kept): what the FTS index stores for it."""
+    words = [w.lower() for w in _split(text) if len(w.encode()) < MAX_TOKEN_BYTES]
+    stems = _STEMMER.stemWords(words)
+    return [_fold(s) for s in stems if s not in STOP_WORDS]
+
+
+def identifier_tokens(text: str) -> list[str]:
+    """`analyzer::identifier_tokens`: alnum runs joined by single - _ . / with a letter, a digit and a
+    separator, glued and lower-cased, in order, without repeats, at most 40 characters."""
+    out: list[str] = []
+    n, i = len(text), 0
+    while i < n:
+        if not text[i].isalnum():
+            i += 1
+            continue
+        start = end = i
+        seps = 0
+        while True:
+            while end < n and text[end].isalnum():
+                end += 1
+            if end + 1 < n and text[end] in "-_./" and text[end + 1].isalnum():
+                seps += 1
+                end += 1
+                continue
+            break
+        cand = text[start:end]
+        if seps and any(c.isdigit() and c.isascii() for c in cand) and any(c.isalpha() for c in cand):
+            glued = "".join(c for c in cand if c.isalnum()).lower()
+            if len(glued) <= 40 and glued not in out:
+                out.append(glued)
+        i = max(end, i + 1)
+    return out
+
+
+def id_terms(text: str) -> list[str]:
+    """`analyzer::id_terms`: glued identifiers plus words mixing letters with at least two digits."""
+    out = identifier_tokens(text)
+    for w in _split(text):
+        if sum(c.isdigit() and c.isascii() for c in w) >= 2 and any(c.isalpha() for c in w):
+            low = w.lower()
+            if low not in out:
+                out.append(low)
+    return out
+
+
+def fts_document(text: str, context: str) -> str:
+    body = f"{context}\n{text}" if context else text
+    ids = identifier_tokens(body)
+    return f"{body}\n{' '.join(ids)}" if ids else body
+
+
+def fts_query(query: str) -> str:
+    ids = identifier_tokens(query)
+    plain = "".join(c if c.isalnum() or c.isspace() else " " for c in query)
+    return " ".join(plain.split() + ids)
+
+
+def query_terms(query: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for t in analyse(fts_query(query)):
+        seen.setdefault(t, None)
+    return list(seen)
+
+
+def tail_at_word(text: str, limit: int = CONTEXT_CHARS) -> str:
+    """`chunk::tail_at_word`: the last `limit` characters, starting at a word."""
+    if len(text) <= limit:
+        return text.strip()
+    tail = text[len(text) - limit:]
+    for i, c in enumerate(tail):
+        if c.isspace():
+            return tail[i:].strip()
+    return tail.strip()
+
+
+class Bm25:
+    """BM25 over documents given as (text, context) pairs, numbered in order."""
+
+    def __init__(self, docs: Sequence[tuple[str, str]]):
+        self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.doc_len: list[int] = []
+        for d, (text, context) in enumerate(docs):
+            terms = analyse(fts_document(text, context))
+            for t, tf in Counter(terms).items():
+                self.postings[t].append((d, tf))
+            self.doc_len.append(len(terms))
+        self.n = len(self.doc_len)
+        self.avgdl = sum(self.doc_len) / self.n if self.n else 0.0
+
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str, extra: dict[str, float] | None = None) -> dict[int, float]:
+        """Every document sharing a term with the query, with its BM25 score; `extra` adds terms with a
+        weight each (query expansion)."""
+        out: dict[int, float] = defaultdict(float)
+        weights = dict.fromkeys(query_terms(query), 1.0)
+        for t, w in (extra or {}).items():
+            weights.setdefault(t, w)
+        for t, qw in weights.items():
+            plist = self.postings.get(t)
+            if not plist:
+                continue
+            idf = math.log(1.0 + (self.n - len(plist) + 0.5) / (len(plist) + 0.5))
+            w = qw * idf * (K1 + 1.0)
+            for d, tf in plist:
+                norm = K1 * (1.0 - B + B * self.doc_len[d] / self.avgdl)
+                out[d] += w * tf / (tf + norm)
+        return out
+
+    def top(self, query: str, n: int) -> list[tuple[int, float]]:
+        """The n best documents, best first; ties by document number (the engine's `top_n` order)."""
+        s = self.scores(query)
+        return sorted(s.items(), key=lambda x: (-x[1], x[0]))[:n]
