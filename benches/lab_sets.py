@@ -102,17 +102,7 @@ def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None,
     dense = [(int(i), float(sims[i])) for i in order]
     scores = corpus.bm25.scores(query) if scores is None else scores
     bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
-    rows = {r for r, _ in dense} | {r for r, _ in bm25}
-    wanted = set(id_terms(query))
-    id_count = {r: len(wanted & set(id_terms(corpus.rows[r].text))) for r in rows} if wanted else {}
-    ages = {}
-    if now is not None:
-        for r in rows:
-            ts = datetime.fromisoformat(corpus.rows[r].ts)
-            ages[r] = (now - ts).total_seconds() / 86400
-    return Pool(dense, bm25, {r: float(sims[r]) for r in rows}, {r: scores.get(r, 0.0) for r in rows},
-                {r: c for r, c in id_count.items() if c}, len(wanted), ages,
-                {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
+    return _pool(corpus, query, now, dense, bm25, lambda r: float(sims[r]), scores)
 
 
 def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: int = DEPTH) -> Pool:
@@ -129,6 +119,12 @@ def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: in
         for h in eng.recall(query, legs="bm25", k=depth, candidates=depth, neighbors=0, half_life_days=0.0):
             cos.setdefault(corpus.by_turn[h.turn_uuid], float(h.similarity))
     bm25 = [(r, s) for r, s in bm25 if r in cos]   # a BM25 tie at the cut the engine broke the other way
+    return _pool(corpus, query, now, dense, bm25, cos.__getitem__, scores)
+
+
+def _pool(corpus: Corpus, query: str, now: datetime | None, dense: list, bm25: list, cosine, scores: dict) -> Pool:
+    """The `Pool` of both legs' lists: every listed passage's cosine (`cosine(row)`) and BM25 score, the
+    query's identifiers each holds, and its age at `now`."""
     rows = {r for r, _ in dense} | {r for r, _ in bm25}
     wanted = set(id_terms(query))
     id_count = {r: len(wanted & set(id_terms(corpus.rows[r].text))) for r in rows} if wanted else {}
@@ -137,6 +133,6 @@ def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: in
         for r in rows:
             ts = datetime.fromisoformat(corpus.rows[r].ts)
             ages[r] = (now - ts).total_seconds() / 86400
-    return Pool(dense, bm25, {r: cos[r] for r in rows}, {r: scores.get(r, 0.0) for r in rows},
+    return Pool(dense, bm25, {r: cosine(r) for r in rows}, {r: scores.get(r, 0.0) for r in rows},
                 {r: c for r, c in id_count.items() if c}, len(wanted), ages,
                 {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
