@@ -287,7 +287,7 @@ mod tests {
         block_on(m.refresh_indexes(false)).unwrap();
         assert_eq!(m.copy_version(), block_on(m.store().version()).unwrap(), "index commits move the tag along");
         let r = m.resident().unwrap();
-        assert_eq!(r.bm25("MT-4471", 5, &|_| true).len(), 1);
+        assert_eq!(r.bm25(&crate::resident::query_terms("MT-4471"), 5, &|_| true).len(), 1);
         assert_eq!(r.session("s1").len(), 2);
     }
 
@@ -378,7 +378,9 @@ mod tests {
         block_on(m.store().append(std::slice::from_ref(&old), std::slice::from_ref(&old.chunk.text), DIM, "m@1")).unwrap();
         block_on(m.store().forget_analyzer_version_for_test()).unwrap();
         assert_eq!(block_on(m.store().analyzer_version()).unwrap(), Some(1));
-        let found = |m: &Memory| block_on(m.ensure_resident()).unwrap().expect("a copy").bm25("서버", 5, &|_| true).len();
+        let found = |m: &Memory| {
+            block_on(m.ensure_resident()).unwrap().expect("a copy").bm25(&crate::resident::query_terms("서버"), 5, &|_| true).len()
+        };
         assert_eq!(found(&m), 0, "version 1 indexed 서버가 as one token");
 
         assert_eq!(block_on(m.retokenize("m@1", DIM)).unwrap(), 1);

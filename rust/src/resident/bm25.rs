@@ -24,6 +24,22 @@ fn idf(docs_with_term: usize, docs: usize) -> f32 {
     ((big_n - n + 0.5) / (n + 0.5) + 1.0).ln()
 }
 
+/// Documents whose scores `lower_bound` ranks, per document wanted.
+const BOUND_SAMPLE_PER_DOC: usize = 8;
+
+/// A lower bound of the `n`-th best score that the documents `allow` accepts will have (scores only grow):
+/// the `n`-th best among the first documents found, which the rarest terms found, so likely the best. Cheap
+/// however many documents the common terms have touched. `None`: too few documents to tell.
+fn lower_bound(touched: &[u32], score: &[f32], n: usize, allow: &dyn Fn(usize) -> bool) -> Option<f32> {
+    let first = &touched[..touched.len().min(BOUND_SAMPLE_PER_DOC * n)];
+    let mut s: Vec<f32> = first.iter().map(|&d| d as usize).filter(|&d| allow(d)).map(|d| score[d]).collect();
+    if s.len() < n {
+        return None;
+    }
+    let (_, nth, _) = s.select_nth_unstable_by(n - 1, |a, b| b.total_cmp(a));
+    Some(*nth)
+}
+
 impl Bm25Index {
     pub fn len(&self) -> usize {
         self.doc_len.len()
@@ -58,30 +74,69 @@ impl Bm25Index {
 
     /// The `n` best documents for the query terms among those `allow` accepts, best first, with their BM25
     /// scores. Documents sharing no term with the query are not returned.
+    ///
+    /// Exact, with MaxScore pruning (as in Lucene): terms go rarest first, and before a long posting list a
+    /// lower bound of the `n`-th best score is compared with what the remaining terms could still add to a
+    /// document they alone contain (each term at most `idf × (k1 + 1)`). Once that cannot reach the `n`-th best, no new
+    /// document can enter the top, and the remaining lists only add to documents already found. Korean and
+    /// Japanese queries are many character bigrams, some in most documents (particles such as `에서`): walking
+    /// those lists in full was most of a recall's search time.
     pub fn top(&self, query: &[String], n: usize, allow: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
         let docs = self.len();
         if docs == 0 || n == 0 {
             return Vec::new();
         }
         let avgdl = self.total_len as f32 / docs as f32;
+        let mut lists: Vec<(&[(u32, u32)], f32)> = query
+            .iter()
+            .filter_map(|t| self.terms.get(t))
+            .map(|&id| {
+                let list = self.postings[id as usize].as_slice();
+                (list, idf(list.len(), docs) * (K1 + 1.0))
+            })
+            .collect();
+        lists.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut rest: f32 = lists.iter().map(|l| l.1).sum();
         // Dense accumulators: a 60,000-row memory costs a 240 KB buffer, cheaper than hashing every posting.
         let mut score = vec![0f32; docs];
         let mut touched: Vec<u32> = Vec::new();
-        for t in query {
-            let Some(&id) = self.terms.get(t) else { continue };
-            let list = &self.postings[id as usize];
-            let w = idf(list.len(), docs) * (K1 + 1.0);
-            for &(d, tf) in list {
+        let mut closed = false;
+        for (list, w) in lists {
+            let add = |d: u32, tf: u32| {
                 let tf = tf as f32;
-                let norm = K1 * (1.0 - B + B * self.doc_len[d as usize] as f32 / avgdl);
-                let slot = &mut score[d as usize];
-                if *slot == 0.0 {
-                    touched.push(d);
+                w * tf / (tf + K1 * (1.0 - B + B * self.doc_len[d as usize] as f32 / avgdl))
+            };
+            if !closed && list.len() > touched.len() {
+                closed = lower_bound(&touched, &score, n, allow).is_some_and(|theta| theta > rest);
+            }
+            rest -= w;
+            if !closed {
+                for &(d, tf) in list {
+                    let slot = &mut score[d as usize];
+                    if *slot == 0.0 {
+                        touched.push(d);
+                    }
+                    *slot += add(d, tf);
                 }
-                *slot += w * tf / (tf + norm);
+            } else if touched.len() * (usize::BITS - list.len().leading_zeros()) as usize <= list.len() {
+                for &d in &touched {
+                    if let Ok(i) = list.binary_search_by_key(&d, |&(doc, _)| doc) {
+                        score[d as usize] += add(d, list[i].1);
+                    }
+                }
+            } else {
+                for &(d, tf) in list {
+                    if score[d as usize] != 0.0 {
+                        score[d as usize] += add(d, tf);
+                    }
+                }
             }
         }
-        let scored: Vec<(usize, f32)> = touched.into_iter().map(|d| d as usize).filter(|&d| allow(d)).map(|d| (d, score[d])).collect();
+        // Only documents scoring at least a lower bound of the n-th best can be in the top n: the common terms
+        // may have touched most of the memory, and all of them would have to be sorted otherwise.
+        let theta = lower_bound(&touched, &score, n, allow).unwrap_or(0.0);
+        let scored: Vec<(usize, f32)> =
+            touched.into_iter().map(|d| d as usize).filter(|&d| score[d] >= theta && allow(d)).map(|d| (d, score[d])).collect();
         super::dense::top_n(scored, n)
     }
 
@@ -160,6 +215,56 @@ mod tests {
             assert!((want - got).abs() < 1e-6, "{want} vs {got}");
         }
         assert_eq!(scores[top.len()], 0.0, "shares no term");
+    }
+
+    #[test]
+    fn pruning_keeps_the_exact_top() {
+        // Term frequencies fall off like natural language (Zipf: term k about 1/(k+1) as often as the first),
+        // so some terms are in most documents (like Korean particle bigrams) and the pruning's decisions fall
+        // on both sides of the bound. The pruned top must equal scoring every document.
+        let mut x = 42u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let cumulative: Vec<f64> = (0..500)
+            .scan(0.0, |acc, k| {
+                *acc += 1.0 / (k as f64 + 1.0);
+                Some(*acc)
+            })
+            .collect();
+        let word = |r: u64| {
+            let u = r as f64 / 1e9 * cumulative[499];
+            format!("t{}", cumulative.partition_point(|&c| c < u))
+        };
+        let mut ix = Bm25Index::default();
+        for _ in 0..3_000 {
+            let len = 3 + next(20);
+            let doc: Vec<String> = (0..len).map(|_| word(next(1_000_000_000))).collect();
+            ix.push(&doc);
+        }
+        let all: Vec<usize> = (0..ix.len()).collect();
+        for q in 0..200 {
+            // Half the queries in natural proportions, half of terms of middling frequency, where a document
+            // with several of the commoner terms can outrank one with only the rarest.
+            let query: Vec<String> =
+                (0..2 + q % 8).map(|_| if q % 2 == 0 { word(next(1_000_000_000)) } else { format!("t{}", 3 + next(40)) }).collect();
+            assert!(!ix.top(&query, 1, &|_| true).is_empty(), "query {q} matches something");
+            let n = [1, 8, 30, 100][q % 4];
+            let allow = |d: usize| q % 3 != 0 || d.is_multiple_of(2);
+            let brute: Vec<(usize, f32)> = all.iter().copied().zip(ix.scores(&query, &all)).filter(|&(d, s)| s > 0.0 && allow(d)).collect();
+            let want = crate::resident::dense::top_n(brute, n);
+            let got = ix.top(&query, n, &allow);
+            assert_eq!(got.len(), want.len(), "query {q}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g.1 - w.1).abs() < 1e-4, "query {q}: {got:?} vs {want:?}");
+            }
+            // Same documents, up to ties broken by float rounding of equal scores.
+            let ids = |v: &[(usize, f32)]| v.iter().map(|x| x.0).collect::<std::collections::BTreeSet<_>>();
+            let boundary = want.last().map_or(0.0, |w| w.1);
+            let differing: Vec<_> = ids(&got).symmetric_difference(&ids(&want)).copied().collect();
+            assert!(differing.iter().all(|&d| (ix.scores(&query, &[d])[0] - boundary).abs() < 1e-4), "query {q}");
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod dense;
 
 use std::collections::HashMap;
 
-use crate::analyzer::with_bm25_analyzer;
+use crate::analyzer::{id_terms, with_bm25_analyzer};
 use crate::record::StoredChunk;
 use bm25::Bm25Index;
 use dense::{encode, Int8Vectors};
@@ -24,6 +24,11 @@ pub type CodedQuery = (Vec<i8>, f32);
 
 pub fn code_query(v: &[f32]) -> CodedQuery {
     encode(v)
+}
+
+/// A query's BM25 terms, as the index analysed the documents: analyse once per recall, pass to both legs.
+pub fn query_terms(query: &str) -> Vec<String> {
+    with_bm25_analyzer(|a| a.query(query))
 }
 
 /// The copy of a memory as of one Lance version.
@@ -37,6 +42,9 @@ pub struct Resident {
     bm25: Bm25Index,
     /// Row numbers of each session, for neighbouring turns.
     sessions: HashMap<String, Vec<u32>>,
+    /// Each row's identifier terms (`analyzer::id_terms` of its text), for fusion's identifier bonus: taken
+    /// once here rather than from up to 200 passages in every recall that names an identifier.
+    identifiers: Vec<Box<[String]>>,
 }
 
 /// Rows coded and analysed, ready to be added: the slow part of an addition, done outside any lock.
@@ -44,6 +52,7 @@ pub struct Prepared {
     rows: Vec<StoredChunk>,
     codes: Vec<CodedQuery>,
     terms: Vec<Vec<String>>,
+    identifiers: Vec<Box<[String]>>,
 }
 
 /// Codes and analyses rows (their vectors are consumed); `fts` is each row's `fts` column text, what
@@ -52,15 +61,23 @@ pub fn prepare(rows: Vec<StoredChunk>, fts: Vec<String>) -> Prepared {
     let mut rows = rows;
     let codes = rows.iter_mut().map(|r| encode(&std::mem::take(&mut r.vector))).collect();
     let terms = with_bm25_analyzer(|a| fts.iter().map(|f| a.document(f)).collect());
+    let identifiers = rows.iter().map(|r| id_terms(&r.chunk.text).into_boxed_slice()).collect();
     for r in rows.iter_mut() {
         r.context = String::new(); // in the terms now
     }
-    Prepared { rows, codes, terms }
+    Prepared { rows, codes, terms, identifiers }
 }
 
 impl Resident {
     pub fn new(dim: usize, version: u64) -> Self {
-        Self { version, rows: Vec::new(), vectors: Int8Vectors::new(dim), bm25: Bm25Index::default(), sessions: HashMap::new() }
+        Self {
+            version,
+            rows: Vec::new(),
+            vectors: Int8Vectors::new(dim),
+            bm25: Bm25Index::default(),
+            sessions: HashMap::new(),
+            identifiers: Vec::new(),
+        }
     }
 
     pub fn dim(&self) -> usize {
@@ -77,6 +94,7 @@ impl Resident {
 
     /// Adds prepared rows (vectors of another dimension are a caller bug: the memory is stamped with one).
     pub fn extend(&mut self, p: Prepared) {
+        self.identifiers.extend(p.identifiers);
         for ((row, (codes, scale)), terms) in p.rows.into_iter().zip(p.codes).zip(p.terms) {
             let i = self.rows.len() as u32;
             self.vectors.push(&codes, scale);
@@ -98,16 +116,20 @@ impl Resident {
         }
     }
 
-    /// BM25 leg: the `n` best rows for the query text that `admit` accepts, best first, with BM25 scores.
-    pub fn bm25(&self, query: &str, n: usize, admit: &dyn Fn(&StoredChunk) -> bool) -> Vec<(usize, f32)> {
-        let terms = with_bm25_analyzer(|a| a.query(query));
-        self.bm25.top(&terms, n, &|i| admit(&self.rows[i]))
+    /// BM25 leg: the `n` best rows for the query's terms (`query_terms`) that `admit` accepts, best first,
+    /// with BM25 scores.
+    pub fn bm25(&self, terms: &[String], n: usize, admit: &dyn Fn(&StoredChunk) -> bool) -> Vec<(usize, f32)> {
+        self.bm25.top(terms, n, &|i| admit(&self.rows[i]))
     }
 
-    /// The BM25 scores of rows `rows` for the query text (0 where a row shares no term with it).
-    pub fn bm25_scores(&self, query: &str, rows: &[usize]) -> Vec<f32> {
-        let terms = with_bm25_analyzer(|a| a.query(query));
-        self.bm25.scores(&terms, rows)
+    /// The BM25 scores of rows `rows` for the query's terms (0 where a row shares none of them).
+    pub fn bm25_scores(&self, terms: &[String], rows: &[usize]) -> Vec<f32> {
+        self.bm25.scores(terms, rows)
+    }
+
+    /// Row `i`'s identifier terms (`analyzer::id_terms` of its text).
+    pub fn identifiers(&self, i: usize) -> &[String] {
+        &self.identifiers[i]
     }
 
     /// The cosine estimate between row `i` and the query.
@@ -160,9 +182,10 @@ mod tests {
         assert!(r.row(0).vector.is_empty(), "vectors are dropped once coded");
         let q = code_query(&[0.1, 0.9, 0.0]);
         assert_eq!(r.dense(&q, 1, None)[0].0, 1);
-        assert_eq!(r.bm25("MT-4471", 3, &|_| true)[0].0, 1);
-        assert_eq!(r.bm25("leaking pumps", 3, &|_| true).iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
-        assert_eq!(r.bm25("MT-4471", 3, &|c| c.chunk.session_id == "s2")[0].0, 2);
+        let terms = query_terms;
+        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|_| true)[0].0, 1);
+        assert_eq!(r.bm25(&terms("leaking pumps"), 3, &|_| true).iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|c| c.chunk.session_id == "s2")[0].0, 2);
         assert_eq!(r.session("s1").iter().map(|c| c.chunk.id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert!(r.session("nope").is_empty());
         assert!((r.cosine(0, &code_query(&[1.0, 0.0, 0.0])) - 1.0).abs() < 1e-3);

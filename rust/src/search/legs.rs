@@ -3,20 +3,23 @@
 
 use std::collections::HashMap;
 
-use crate::analyzer::fts_query;
+use crate::analyzer::{fts_query, id_terms};
 use crate::error::{Error, Result};
 use crate::inference::Models;
 use crate::options::{Legs as LegChoice, RecallOptions};
 use crate::record::StoredChunk;
-use crate::resident::{code_query, Resident};
+use crate::resident::{code_query, query_terms, Resident};
 use crate::store::{Filter, LegResult, Store};
 
+use super::fusion::identifier_share;
+
 /// A passage found by a leg, with what fusion weighs: its similarity to the query (also what the relevance
-/// floor compares) and its BM25 score.
+/// floor compares), its BM25 score, and the share of the query's identifiers it names.
 pub(super) struct Candidate {
     pub row: StoredChunk,
     pub similarity: f32,
     pub bm25: f32,
+    pub identifiers: f64,
 }
 
 /// What the search legs found: each leg's list by chunk id, best first, and every listed passage once.
@@ -35,23 +38,34 @@ impl Legs {
 }
 
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
-/// `depth` deep; every passage of the union gets both scores exactly.
-pub(super) fn resident_legs(r: &Resident, query: &str, qv: &[f32], depth: usize, filter: &Filter, which: LegChoice) -> Legs {
+/// `depth` deep; every passage of the union gets both scores exactly, and its share of the identifiers the
+/// query names (`wanted`).
+pub(super) fn resident_legs(
+    r: &Resident,
+    query: &str,
+    qv: &[f32],
+    wanted: &[String],
+    depth: usize,
+    filter: &Filter,
+    which: LegChoice,
+) -> Legs {
     let cq = code_query(qv);
     let admit = |row: &StoredChunk| filter.admits(row);
     let filtered = !filter.is_empty();
+    let terms = if which != LegChoice::Dense { query_terms(query) } else { Vec::new() };
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
-    let bm25 = if which != LegChoice::Dense { r.bm25(query, depth, &admit) } else { Vec::new() };
+    let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
     let mut seen = std::collections::HashSet::new();
     union.extend(bm25.iter().chain(&dense).map(|&(i, _)| i).filter(|&i| seen.insert(i)));
-    let bm25_of = if which != LegChoice::Dense { r.bm25_scores(query, &union) } else { vec![0.0; union.len()] };
+    let bm25_of = if which != LegChoice::Dense { r.bm25_scores(&terms, &union) } else { vec![0.0; union.len()] };
     let rows = union
         .iter()
         .zip(bm25_of)
         .map(|(&i, bm25)| {
             let row = r.row(i).clone();
-            (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, row })
+            let identifiers = identifier_share(wanted, r.identifiers(i));
+            (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row })
         })
         .collect();
     let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.row(i).chunk.id.clone()).collect();
@@ -66,6 +80,7 @@ pub(super) async fn lance_legs(
     store: &Store,
     models: &Models,
     query: &str,
+    wanted: &[String],
     depth: usize,
     filter: Filter,
     opts: &RecallOptions,
@@ -90,7 +105,8 @@ pub(super) async fn lance_legs(
     let scored = bm25.rows.into_iter().zip(bm25.scores.into_iter().map(|s| if s.is_nan() { 0.0 } else { s }));
     for (r, bm25) in scored.chain(dense.rows.into_iter().map(|r| (r, unlisted))) {
         let similarity = cosine(&qv, &r.vector);
-        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25 });
+        let identifiers = if wanted.is_empty() { 0.0 } else { identifier_share(wanted, &id_terms(&r.chunk.text)) };
+        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25, identifiers });
     }
     Ok(Some(Legs { dense: dense_ids, bm25: bm25_ids, rows }))
 }

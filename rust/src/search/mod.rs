@@ -20,7 +20,7 @@ use crate::memory::Memory;
 use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
-use fusion::{fused_score, identifier_share, recency_factor, Evidence, LegScale};
+use fusion::{fused_score, recency_factor, Evidence, LegScale};
 use legs::{lance_legs, resident_legs, Legs};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -54,17 +54,19 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let filter = Filter::recall(opts);
     let resident = if opts.exact { None } else { memory.ensure_resident().await? };
     let depth = FUSION_DEPTH.max(candidates);
+    // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
+    let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
     let legs = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            resident_legs(&r, query, &qv, depth, &filter, opts.legs)
+            resident_legs(&r, query, &qv, &wanted, depth, &filter, opts.legs)
         }
-        None => match lance_legs(memory.store(), models, query, depth, filter, opts).await? {
+        None => match lance_legs(memory.store(), models, query, &wanted, depth, filter, opts).await? {
             Some(l) => l,
             None => return Ok(Vec::new()),
         },
     };
-    let mut pool = fuse(legs, query, candidates, opts);
+    let mut pool = fuse(legs, query, &wanted, candidates, opts);
 
     if use_rerank && !pool.is_empty() {
         let passages: Vec<&str> = pool.iter().map(|(r, _, _)| r.chunk.text.as_str()).collect();
@@ -103,10 +105,8 @@ fn lexical_match(legs: &Legs, query: &str) -> bool {
 
 /// The legs' passages fused into one pool of at most `candidates`, each with its fused score and its
 /// similarity to the query, after the relevance floor and the identifier guard. Ties go to the chunk id.
-fn fuse(legs: Legs, query: &str, candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
+fn fuse(legs: Legs, query: &str, wanted: &[String], candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
-    // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
-    let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
     let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
     if opts.answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, query) {
         return Vec::new();
@@ -116,9 +116,9 @@ fn fuse(legs: Legs, query: &str, candidates: usize, opts: &RecallOptions) -> Vec
         .rows
         .into_values()
         .map(|c| {
-            let identifiers = if wanted.is_empty() { 0.0 } else { identifier_share(&wanted, &id_terms(&c.row.chunk.text)) };
-            let score = fused_score(&Evidence { cosine: c.similarity, bm25: c.bm25, identifiers }, dense, bm25, opts.dense_weight);
-            (c.row, score, c.similarity, identifiers > 0.0)
+            let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers };
+            let score = fused_score(&evidence, dense, bm25, opts.dense_weight);
+            (c.row, score, c.similarity, c.identifiers > 0.0)
         })
         .collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
