@@ -70,7 +70,7 @@ impl Store {
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
-        if self.fragments() >= COMPACT_FRAGMENTS {
+        if self.fragments(&t).await? >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
         }
         // Fold new rows into the indexes that exist (incremental, never a full rebuild), then create the

@@ -19,7 +19,7 @@ pub use legs::{LegResult, Searcher};
 pub use schema::ROW_COLUMNS;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -30,6 +30,7 @@ use lancedb::{Connection, Table};
 use tokio::sync::RwLock;
 
 use crate::error::{Error, Result};
+use crate::home::Home;
 use crate::record::{id_key, StoredChunk};
 
 /// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish).
@@ -88,25 +89,27 @@ pub struct Commit {
 }
 
 pub struct Store {
-    home: PathBuf,
+    home: Home,
     conn: Connection,
     /// `None` until the dataset exists (the first append, here or in another process).
     table: RwLock<Option<Table>>,
 }
 
 impl Store {
-    /// Opens the memory at `home` (creating the directory). Does not create the dataset: an empty memory
-    /// has none until its first append.
-    pub async fn open(home: &Path) -> Result<Self> {
-        std::fs::create_dir_all(home).map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
-        let uri = home.to_string_lossy().to_string();
-        let conn = lancedb::connect(&uri).read_consistency_interval(READ_CONSISTENCY).session(session()).execute().await?;
-        let store = Self { home: home.to_path_buf(), conn, table: RwLock::new(None) };
+    /// Opens the memory at `home` (creating a local directory). Does not create the dataset: an empty memory
+    /// has none until its first append. A remote memory's bucket must exist; its endpoint and credentials
+    /// come from the AWS variables (see `home`).
+    pub async fn open(home: &Home) -> Result<Self> {
+        if let Some(dir) = home.local() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        }
+        let conn = lancedb::connect(&home.uri()).read_consistency_interval(READ_CONSISTENCY).session(session()).execute().await?;
+        let store = Self { home: home.clone(), conn, table: RwLock::new(None) };
         store.table().await?;
         Ok(store)
     }
 
-    pub fn home(&self) -> &Path {
+    pub fn home(&self) -> &Home {
         &self.home
     }
 
@@ -301,17 +304,25 @@ impl Store {
         Ok(self.table().await?.map(Searcher::new))
     }
 
-    /// Data files of the dataset: one per append until compaction merges them.
-    fn fragments(&self) -> usize {
-        std::fs::read_dir(self.home.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0)
+    /// Data files of the dataset: one per append until compaction merges them. Counted on disk when local
+    /// (every file, also those of versions not yet pruned); a bucket is not listed: the manifest counts.
+    async fn fragments(&self, t: &Table) -> Result<usize> {
+        Ok(match self.home.local() {
+            Some(dir) => std::fs::read_dir(dir.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0),
+            None => t.stats().await?.fragment_stats.num_fragments,
+        })
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
-        let mut s = StoreStats { disk_bytes: dir_size(&self.home), ..Default::default() };
+        let mut s = StoreStats { disk_bytes: self.home.local().map_or(0, dir_size), ..Default::default() };
         let Some(t) = self.table().await? else { return Ok(s) };
         s.rows = t.count_rows(None).await?;
         s.version = t.version().await?;
-        s.fragments = self.fragments();
+        s.fragments = self.fragments(&t).await?;
+        if self.home.local().is_none() {
+            // The bytes of the current version's data and index files, from the manifest.
+            s.disk_bytes = t.stats().await?.total_bytes as u64;
+        }
         for idx in t.list_indices().await? {
             let st = t.index_stats(&idx.name).await?;
             let unindexed = st.map(|x| x.num_unindexed_rows).unwrap_or(0);
