@@ -160,3 +160,9 @@ def test_env_names_the_server(s3_server: SeaweedS3) -> None:
     assert env["AWS_ALLOW_HTTP"] == "true"
     assert s3_server.endpoint.startswith("http://127.0.0.1:")
     assert s3_server.startup_s < 30, f"weed server took {s3_server.startup_s:.1f} s to start"
+
+
+def test_the_bucket_is_not_versioned(s3_server: SeaweedS3) -> None:
+    """SeaweedFS's conditional writes are not reliable on versioned buckets: the fixture's bucket must not be one."""
+    r = s3_server.client().request("GET", f"/{s3_server.bucket}", query={"versioning": ""})
+    assert r.status == 200 and b"<Status>" not in r.body, r.body
