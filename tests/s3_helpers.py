@@ -399,7 +399,7 @@ class SeaweedS3:
         for sock in self.grpc_sockets():
             sock.unlink(missing_ok=True)
 
-    def stop(self, grace: float = 5.0) -> None:
+    def stop(self, grace: float = 2.0) -> None:
         """SIGTERM, then SIGKILL after `grace` seconds. On SIGTERM the filer's gRPC server waits up to 15 s
         for its metadata subscribers (the S3 gateway in the same process) before it gives up; the data of a
         test server is thrown away, so we do not wait that long by default."""
