@@ -18,7 +18,7 @@ from s3_helpers import S3Client, S3Response, SeaweedS3
 REFUSED = (412, 409)
 WRITERS = 16
 KEYS = 20
-KEYS_AT_ONCE = 5
+KEYS_AT_ONCE = 10
 
 
 def _key(name: str) -> str:
