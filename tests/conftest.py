@@ -1,4 +1,5 @@
-"""Shared fixtures: the real models (loaded once per test session) and a writer of .funes.jsonl files."""
+"""Shared fixtures: the real models (loaded once per test session), a real S3 server (`s3_server`, from
+s3_helpers.py; started only by the tests that ask for it) and a writer of .funes.jsonl files."""
 
 from __future__ import annotations
 
@@ -8,6 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+
+# Session fixtures defined beside their helpers, shared with every test file from here.
+from s3_helpers import s3_server  # noqa: F401  (the SeaweedFS S3 server: tests/s3_helpers.py)
 
 
 def write_conversation(

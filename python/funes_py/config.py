@@ -99,7 +99,8 @@ def parse(hint: Any, raw: str, var: str) -> Any:
 class Settings:
     """The library's and the CLI's settings."""
 
-    home: Path = env_field("FUNES_HOME", Path("~/.funes-py").expanduser(), "the memory the CLI uses when --home is not given")
+    # Text, not a Path: it may be an s3://bucket/prefix URI (a Path would fold its "//"); `~` is expanded at use.
+    home: str = env_field("FUNES_HOME", "~/.funes-py", "the memory the CLI uses when --home is not given (a directory or s3://bucket/prefix)")
     # None: the default embedder (all-MiniLM-L6-v2 int8, funes_py.convert.registry.DEFAULT_NAME).
     embedder: str | None = env_field("FUNES_EMBEDDER", None, "embedding model: a model directory or a model name")
     reranker: str | None = env_field("FUNES_RERANKER", None, "cross-encoder model directory or name; enables reranking")

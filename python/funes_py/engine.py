@@ -17,8 +17,20 @@ from .options import RecallOptions, TimeBound, _iso
 OnModelMismatch = Literal["refuse", "rebuild"]
 
 
+def _home(home: str | os.PathLike[str]) -> str:
+    """A local path with ``~`` expanded, or an object-store URI (``s3://bucket/prefix``) as given: ``Path``
+    would fold its ``//``."""
+    text = os.fspath(home)
+    return text if "://" in text else str(Path(text).expanduser())
+
+
 class Engine:
     """A memory at ``home`` (created if missing), searched with ``models`` (``Models.load()`` if None).
+
+    ``home`` is a local directory or ``s3://bucket/prefix`` on S3-compatible object storage, whose endpoint,
+    region and credentials come from the usual variables (``AWS_ENDPOINT_URL``, ``AWS_REGION``,
+    ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``; ``AWS_ALLOW_HTTP=true`` for a plain-HTTP endpoint).
+    A remote memory keeps its writer lock and index state on this machine under ``$FUNES_STATE_DIR``.
 
     ``resident`` (default True): answer recall from a copy of the memory held in RAM (int8 vectors, BM25
     postings, the text), built by the first recall and kept in step with this engine's writes; about 0.4 KB
@@ -39,7 +51,7 @@ class Engine:
         on_model_mismatch: OnModelMismatch = "refuse",
     ) -> None:
         self.models = models if models is not None else Models.load()
-        self._inner = _funes.Engine(str(Path(home).expanduser()), self.models._inner, resident, on_model_mismatch)
+        self._inner = _funes.Engine(_home(home), self.models._inner, resident, on_model_mismatch)
 
     @classmethod
     def rebuild(
@@ -52,7 +64,7 @@ class Engine:
         the number of chunks re-embedded. No source files are needed."""
         self = cls.__new__(cls)
         self.models = models if models is not None else Models.load()
-        self._inner, n = _funes.Engine.rebuild(str(Path(home).expanduser()), self.models._inner, progress=progress)
+        self._inner, n = _funes.Engine.rebuild(_home(home), self.models._inner, progress=progress)
         return self, n
 
     @property

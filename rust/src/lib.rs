@@ -29,6 +29,7 @@
 //! | 2     | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens   | yes   |
 //! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes (+ file walk) |
 //! | 1     | `options`   | the options of every call, with named default constants              | yes   |
+//! | 1     | `home`      | where a memory lives: a local path or `s3://bucket/prefix`           | yes   |
 //! | 1     | `time`      | timestamps and date bounds                                           | yes   |
 //! | 0     | `error`     | one error type, one variant per Python exception class               | yes   |
 //! | 0     | `runtime`   | the one tokio runtime (fork-aware)                                   | no    |
@@ -58,6 +59,7 @@ pub mod analyzer;
 pub mod chunk;
 pub mod engine;
 pub mod error;
+pub mod home;
 pub mod inference;
 pub mod ingest;
 pub mod memory;

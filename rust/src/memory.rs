@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::analyzer::fts_document;
 use crate::chunk::turn_contexts;
 use crate::error::Result;
+use crate::home::Home;
 use crate::record::StoredChunk;
 use crate::resident::{self, Resident};
 use crate::store::{Commit, Filter, Store, ROW_COLUMNS};
@@ -73,7 +74,7 @@ pub fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
 }
 
 impl Memory {
-    pub async fn open(home: &Path, keep_resident: bool) -> Result<Self> {
+    pub async fn open(home: &Home, keep_resident: bool) -> Result<Self> {
         Ok(Self {
             store: Store::open(home).await?,
             keep_resident,
@@ -271,7 +272,7 @@ mod tests {
     #[test]
     fn own_appends_extend_the_copy_in_step_with_the_dataset() {
         let dir = tempfile::tempdir().unwrap();
-        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        let m = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         assert!(block_on(m.ensure_resident()).unwrap().is_none(), "no dataset, no copy");
         let (a, b, c) = (
             row("s1", 1, "pump seal leaking", [1., 0., 0.]),
@@ -316,7 +317,7 @@ mod tests {
     #[test]
     fn a_purge_drops_the_copy_and_leaves_neither_id_nor_text_on_disk() {
         let dir = tempfile::tempdir().unwrap();
-        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        let m = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         let (a, b) = (row("keep", 1, "kept words", [1., 0., 0.]), row("sess-gone-4417", 1, "forgotten platypus", [0., 1., 0.]));
         block_on(m.append(&[a.clone(), b], DIM, "m@1")).unwrap();
         block_on(m.refresh_indexes(false)).unwrap();
@@ -333,8 +334,8 @@ mod tests {
     #[test]
     fn another_process_commit_is_seen_and_rebuilds_the_copy() {
         let dir = tempfile::tempdir().unwrap();
-        let reader = block_on(Memory::open(dir.path(), true)).unwrap();
-        let writer = block_on(Memory::open(dir.path(), false)).unwrap();
+        let reader = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
+        let writer = block_on(Memory::open(&Home::Local(dir.path().into()), false)).unwrap();
         let a = row("s1", 1, "first", [1., 0., 0.]);
         block_on(writer.append(std::slice::from_ref(&a), DIM, "m@1")).unwrap();
         // The reader opened on an empty home: it finds the dataset another handle created.
@@ -348,7 +349,7 @@ mod tests {
     #[test]
     fn forgetting_every_row_leaves_no_index_behind() {
         let dir = tempfile::tempdir().unwrap();
-        let m = block_on(Memory::open(dir.path(), false)).unwrap();
+        let m = block_on(Memory::open(&Home::Local(dir.path().into()), false)).unwrap();
         block_on(m.append(&[row("sess-quokka-7731", 1, "zebra wombat", [1., 0., 0.])], DIM, "m@1")).unwrap();
         block_on(m.refresh_indexes(false)).unwrap();
         assert!(block_on(m.store().stats()).unwrap().fts_indexed);
@@ -372,7 +373,7 @@ mod tests {
     fn an_older_analyzers_memory_is_retokenised_not_mixed() {
         use crate::analyzer::ANALYZER_VERSION;
         let dir = tempfile::tempdir().unwrap();
-        let m = block_on(Memory::open(dir.path(), true)).unwrap();
+        let m = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         let old = row("s1", 1, "어제 서버가 멈췄다", [1., 0., 0.]);
         // What analyzer version 1 stored: the text as it is (no bigrams), and no version in the schema.
         block_on(m.store().append(std::slice::from_ref(&old), std::slice::from_ref(&old.chunk.text), DIM, "m@1")).unwrap();
@@ -388,7 +389,7 @@ mod tests {
         assert_eq!(found(&m), 1, "the bare noun finds the noun with its particle");
         let back = block_on(m.store().scan(&Filter::default(), &["id", "text", "vector"])).unwrap();
         assert_eq!((back[0].chunk.text.as_str(), back[0].vector.as_slice()), (old.chunk.text.as_str(), old.vector.as_slice()));
-        let reopened = block_on(Memory::open(dir.path(), true)).unwrap();
+        let reopened = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         assert_eq!(found(&reopened), 1);
         assert_eq!(block_on(reopened.store().version()).unwrap(), block_on(m.store().version()).unwrap());
     }

@@ -92,13 +92,15 @@ def _progress(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def _home(args: argparse.Namespace) -> Path:
+def _home(args: argparse.Namespace) -> str:
+    """The memory: ``--home``, else ``$FUNES_HOME``; a local directory or an ``s3://bucket/prefix`` URI."""
     from ..config import settings
 
-    return Path(args.home).expanduser() if args.home else settings().home
+    home = args.home or settings().home
+    return home if "://" in home else str(Path(home).expanduser())
 
 
-def _index(args: argparse.Namespace, home: Path, models: Any) -> tuple[Any, str]:
+def _index(args: argparse.Namespace, home: str, models: Any) -> tuple[Any, str]:
     from ..engine import Engine
 
     if args.rebuild:
@@ -169,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     from ..models import Models
 
     home = _home(args)
-    if args.cmd != "index" and not home.exists():
+    if args.cmd != "index" and "://" not in home and not Path(home).exists():
         return fail(f"no memory at {home}: run `funes-py index --home {home} PATH` first", EXIT_NO_MEMORY)
     if args.cmd == "index" and not (args.path or args.rebuild):
         return fail("index needs a PATH (or --rebuild)", EXIT_USAGE)

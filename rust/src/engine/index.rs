@@ -179,7 +179,7 @@ impl Engine {
         if block_on(self.memory.store().count(&Filter::default()))? == 0 {
             return Ok(vec![false; pairs.len()]);
         }
-        let state = IndexState::load(&self.home);
+        let state = IndexState::load(self.home.state_dir());
         Ok(pairs.iter().map(|(k, s)| state.files.get(k) == Some(s)).collect())
     }
 
@@ -196,7 +196,7 @@ impl Engine {
         self.check_model()?;
         let store = self.memory.store();
         let empty = block_on(store.count(&Filter::default()))? == 0;
-        let mut state = if empty { IndexState::default() } else { IndexState::load(&self.home) };
+        let mut state = if empty { IndexState::default() } else { IndexState::load(self.home.state_dir()) };
         let seen = if empty { HashSet::new() } else { block_on(store.ids())? };
         let report = IndexReport { files_unchanged, ..Default::default() };
         let mut run = Run { engine: self, progress, report, seen, pending: Vec::new(), queued: 0, vectors: VectorCache::default() };
@@ -235,7 +235,7 @@ impl Engine {
         report.texts_embedded = run.vectors.embedded;
         report.files = files_unchanged + keys.len();
         state.files.extend(stamps);
-        state.save(&self.home)?;
+        state.save(self.home.state_dir())?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }

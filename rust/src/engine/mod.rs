@@ -14,6 +14,7 @@ pub use lock::{WriterLock, LOCK_WAIT};
 pub use reads::{ForgetReport, ScanMatch, SessionInfo, Sketch, Status};
 
 pub use crate::analyzer::ANALYZER_VERSION;
+pub use crate::home::Home;
 pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
 pub use crate::ingest::BadLine;
 pub use crate::options::{
@@ -23,7 +24,7 @@ pub use crate::options::{
 pub use crate::search::{Hit, Neighbor, TurnText};
 pub use crate::time::parse_bound;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -31,8 +32,19 @@ use crate::memory::Memory;
 use crate::runtime::block_on;
 use crate::search;
 
+/// Where a memory given as text lives: a local path, or an `s3://bucket/prefix` whose lock and index state go
+/// under `$FUNES_STATE_DIR` (default `$XDG_STATE_HOME/funes_py/remote`, else `~/.local/state/funes_py/remote`).
+pub fn resolve_home(home: &str) -> Result<Home> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let root = env("FUNES_STATE_DIR")
+        .or_else(|| env("XDG_STATE_HOME").map(|d| d.join("funes_py/remote")))
+        .or_else(|| env("HOME").map(|d| d.join(".local/state/funes_py/remote")))
+        .unwrap_or_else(|| std::env::temp_dir().join("funes_py-state"));
+    Home::parse(home, &root)
+}
+
 pub struct Engine {
-    home: PathBuf,
+    home: Home,
     memory: Memory,
     models: Arc<Models>,
     /// Set when opening re-embedded a memory of another model (`OnModelMismatch::Rebuild`).
@@ -50,7 +62,7 @@ impl Engine {
     /// Opens (or creates) the memory at `home`. A memory built with another embedder is refused with
     /// `Error::ModelMismatch`, which says how to rebuild, or re-embedded, as `opts.on_model_mismatch` says.
     /// A memory whose BM25 texts were made by an older analyzer is re-tokenised first (no embedding).
-    pub fn open(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
+    pub fn open(home: &Home, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
         let engine = Self::open_unchecked(home, models, opts)?;
         match (engine.model_mismatch()?, opts.on_model_mismatch) {
             (None, _) => {
@@ -68,20 +80,22 @@ impl Engine {
         }
     }
 
-    fn open_unchecked(home: &Path, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
+    fn open_unchecked(home: &Home, models: Arc<Models>, opts: &EngineOptions) -> Result<Self> {
+        let state = home.state_dir();
+        std::fs::create_dir_all(state).map_err(|e| Error::io(format!("creating {}", state.display()), e))?;
         let memory = block_on(Memory::open(home, opts.resident))?;
-        Ok(Self { home: home.to_path_buf(), memory, models, rebuilt: None })
+        Ok(Self { home: home.clone(), memory, models, rebuilt: None })
     }
 
     /// Re-embeds the memory at `home` with `models` from its stored text, whatever model built it, and
     /// opens it; returns the engine and the number of chunks re-embedded.
-    pub fn rebuild(home: &Path, models: Arc<Models>, opts: &EngineOptions, progress: IndexProgress) -> Result<(Self, usize)> {
+    pub fn rebuild(home: &Home, models: Arc<Models>, opts: &EngineOptions, progress: IndexProgress) -> Result<(Self, usize)> {
         let engine = Self::open_unchecked(home, models, opts)?;
         let n = engine.rebuild_in_place(progress)?;
         Ok((engine, n))
     }
 
-    pub fn home(&self) -> &Path {
+    pub fn home(&self) -> &Home {
         &self.home
     }
 
@@ -103,7 +117,7 @@ impl Engine {
         Ok(Some(Error::ModelMismatch {
             stored: if stored.is_empty() { format!("an unknown model ({dim} dimensions)") } else { stored },
             loaded: loaded.stamp(),
-            home: self.home.display().to_string(),
+            home: self.home.to_string(),
         }))
     }
 
@@ -114,7 +128,7 @@ impl Engine {
     /// Takes the memory's writer lock (waiting at most `LOCK_WAIT`, then `Error::Locked`) and brings the
     /// dataset handle to the latest commit, so this writer builds on what the previous one wrote.
     fn lock_for_writing(&self) -> Result<WriterLock> {
-        let lock = WriterLock::acquire(&self.home, LOCK_WAIT)?;
+        let lock = WriterLock::acquire(self.home.state_dir(), LOCK_WAIT)?;
         block_on(self.memory.store().checkout_latest())?;
         Ok(lock)
     }

@@ -169,15 +169,7 @@ impl Engine {
             rows.iter().map(|r| r.chunk.session_id.as_str()).collect::<std::collections::HashSet<_>>().len()
         };
         let analyzer_version = block_on(self.memory.store().analyzer_version())?.unwrap_or(0);
-        Ok(Status {
-            home: self.home.display().to_string(),
-            model: spec.stamp(),
-            memory_model,
-            analyzer_version,
-            dim: spec.dim,
-            sessions,
-            store,
-        })
+        Ok(Status { home: self.home.to_string(), model: spec.stamp(), memory_model, analyzer_version, dim: spec.dim, sessions, store })
     }
 
     /// Deletes a session and makes it physically gone: rows deleted, fragments rewritten, indexes rebuilt,
@@ -192,7 +184,7 @@ impl Engine {
             .collect::<std::collections::HashSet<_>>()
             .len();
         let rows_removed = block_on(self.memory.purge(&filter))?;
-        IndexState::forget_missing(&self.home)?;
+        IndexState::forget_missing(self.home.state_dir())?;
         Ok(ForgetReport { session_id: session_id.to_string(), found: rows_removed > 0, rows_removed, turns_removed: turns })
     }
 }

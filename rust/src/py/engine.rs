@@ -35,9 +35,10 @@ fn progress_fn(progress: &Option<Py<PyAny>>) -> impl Fn(usize, usize) + Sync + '
 impl Engine {
     #[new]
     #[pyo3(signature = (home, models, resident=core::DEFAULT_RESIDENT, on_model_mismatch="refuse"))]
-    fn new(py: Python<'_>, home: PathBuf, models: &Models, resident: bool, on_model_mismatch: &str) -> PyResult<Self> {
+    fn new(py: Python<'_>, home: String, models: &Models, resident: bool, on_model_mismatch: &str) -> PyResult<Self> {
         let opts = EngineOptions { resident, on_model_mismatch: on_model_mismatch.parse().map_err(to_py)? };
         let m = models.inner.clone();
+        let home = core::resolve_home(&home).map_err(to_py)?;
         let inner = py.detach(|| core::Engine::open(&home, m, &opts)).map_err(to_py)?;
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -45,16 +46,17 @@ impl Engine {
     /// Re-embeds a memory's stored text with `models` (after a model change) and opens it.
     #[staticmethod]
     #[pyo3(signature = (home, models, resident=core::DEFAULT_RESIDENT, progress=None))]
-    fn rebuild(py: Python<'_>, home: PathBuf, models: &Models, resident: bool, progress: Option<Py<PyAny>>) -> PyResult<(Self, usize)> {
+    fn rebuild(py: Python<'_>, home: String, models: &Models, resident: bool, progress: Option<Py<PyAny>>) -> PyResult<(Self, usize)> {
         let opts = EngineOptions { resident, ..Default::default() };
         let m = models.inner.clone();
+        let home = core::resolve_home(&home).map_err(to_py)?;
         let (inner, n) = py.detach(|| core::Engine::rebuild(&home, m, &opts, &progress_fn(&progress))).map_err(to_py)?;
         Ok((Self { inner: Arc::new(inner) }, n))
     }
 
     #[getter]
     fn home(&self) -> String {
-        self.inner.home().display().to_string()
+        self.inner.home().to_string()
     }
 
     /// `(model the memory was built with, chunks re-embedded)` when opening re-embedded it, else None.

@@ -6,7 +6,7 @@ use lancedb::index::Index;
 use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
 use lancedb::{DistanceType, Table};
 
-use super::{Store, PRUNE_AFTER};
+use super::{Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
 use crate::error::Result;
 
 /// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
@@ -67,10 +67,30 @@ impl Store {
     /// `rebuild`: build every index anew (after an overwrite or a purge).
     pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
         let Some(t) = self.table().await? else { return Ok(()) };
+        // Another writer (another machine on a memory in a bucket) may commit an index or a compaction at
+        // the same moment; Lance then refuses ours as a retryable conflict, and a second look at the new
+        // version finds the work done or still to do.
+        let mut attempt = 1;
+        loop {
+            match self.refresh_once(&t, rebuild).await {
+                Err(lancedb::Error::Lance { source: lance::Error::RetryableCommitConflict { .. } }) if attempt < COMMIT_ATTEMPTS => {
+                    attempt += 1;
+                    t.checkout_latest().await?;
+                }
+                other => {
+                    other?;
+                    break;
+                }
+            }
+        }
+        self.prune(PRUNE_AFTER, false).await
+    }
+
+    async fn refresh_once(&self, t: &Table, rebuild: bool) -> lancedb::Result<()> {
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
-        if self.fragments() >= COMPACT_FRAGMENTS {
+        if self.fragments_of(t).await? >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
         }
         // Fold new rows into the indexes that exist (incremental, never a full rebuild), then create the
@@ -81,7 +101,7 @@ impl Store {
         for wanted in Wanted::for_rows(rows).filter(|w| rebuild || !has(w.column())) {
             t.create_index(&[wanted.column()], wanted.index(rows)).replace(true).execute().await?;
         }
-        self.prune(PRUNE_AFTER, false).await
+        Ok(())
     }
 
     /// Whether an index this memory should have is missing (a memory written by an older version, or a

@@ -19,7 +19,7 @@ pub use legs::{LegResult, Searcher};
 pub use schema::ROW_COLUMNS;
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -30,8 +30,13 @@ use lancedb::{Connection, Table};
 use tokio::sync::RwLock;
 
 use crate::error::{Error, Result};
+use crate::home::Home;
 use crate::record::{id_key, StoredChunk};
 
+/// Tries of a write that another writer's commit made Lance refuse (see `append`, `refresh_indexes`).
+const COMMIT_ATTEMPTS: usize = 5;
+/// How long a writer that lost the race to create the dataset waits for the winner's first commit.
+const CREATE_WAIT: Duration = Duration::from_secs(30);
 /// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish).
 pub const PRUNE_AFTER: Duration = Duration::from_secs(600);
 /// How often a handle looks for commits made by other processes.
@@ -88,25 +93,27 @@ pub struct Commit {
 }
 
 pub struct Store {
-    home: PathBuf,
+    home: Home,
     conn: Connection,
     /// `None` until the dataset exists (the first append, here or in another process).
     table: RwLock<Option<Table>>,
 }
 
 impl Store {
-    /// Opens the memory at `home` (creating the directory). Does not create the dataset: an empty memory
-    /// has none until its first append.
-    pub async fn open(home: &Path) -> Result<Self> {
-        std::fs::create_dir_all(home).map_err(|e| Error::io(format!("creating {}", home.display()), e))?;
-        let uri = home.to_string_lossy().to_string();
-        let conn = lancedb::connect(&uri).read_consistency_interval(READ_CONSISTENCY).session(session()).execute().await?;
-        let store = Self { home: home.to_path_buf(), conn, table: RwLock::new(None) };
+    /// Opens the memory at `home` (creating a local directory). Does not create the dataset: an empty memory
+    /// has none until its first append. A remote memory's bucket must exist; its endpoint and credentials
+    /// come from the AWS variables (see `home`).
+    pub async fn open(home: &Home) -> Result<Self> {
+        if let Some(dir) = home.local() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        }
+        let conn = lancedb::connect(&home.uri()).read_consistency_interval(READ_CONSISTENCY).session(session()).execute().await?;
+        let store = Self { home: home.clone(), conn, table: RwLock::new(None) };
         store.table().await?;
         Ok(store)
     }
 
-    pub fn home(&self) -> &Path {
+    pub fn home(&self) -> &Home {
         &self.home
     }
 
@@ -117,7 +124,13 @@ impl Store {
         }
         let mut guard = self.table.write().await;
         if guard.is_none() && self.conn.table_names().execute().await?.iter().any(|n| n == schema::TABLE) {
-            *guard = Some(self.conn.open_table(schema::TABLE).execute().await?);
+            match self.conn.open_table(schema::TABLE).execute().await {
+                Ok(t) => *guard = Some(t),
+                // Listed, yet not there: another writer's creation whose first commit has not landed (in a
+                // bucket, files are listed before the manifest). Not there yet, then.
+                Err(lancedb::Error::TableNotFound { .. }) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
         Ok(guard.clone())
     }
@@ -217,35 +230,65 @@ impl Store {
         Ok(())
     }
 
-    /// Appends rows (with their `fts` texts) in one commit, creating the dataset (stamped with the model) on
-    /// the first append.
+    /// Appends rows (with their `fts` texts) in one commit, after creating the dataset (empty, stamped with
+    /// the model) if there is none yet.
     pub async fn append(&self, rows: &[StoredChunk], fts: &[String], dim: usize, stamp: &str) -> Result<Option<Commit>> {
         if rows.is_empty() {
             return Ok(None);
         }
-        let batch = schema::to_batch(&schema::schema(dim, stamp), rows, fts)?;
-        // The first append creates the dataset; another process may have created it since we looked.
-        if let Some(t) = self.table().await? {
+        let schema = schema::schema(dim, stamp);
+        let batch = schema::to_batch(&schema, rows, fts)?;
+        let t = match self.table().await? {
+            Some(t) => t,
+            None => self.create(schema).await?,
+        };
+        // Appends of several writers all commit (Lance retries those itself). What Lance refuses is an append
+        // on top of an overwrite that slipped in (the other writer's empty creation, or a rebuild elsewhere):
+        // nothing of ours committed then, so append again on the new version.
+        let mut attempt = 1;
+        loop {
             let before = t.version().await?;
-            t.add(batch).execute().await?;
-            return Ok(Some(Commit { before: Some(before), after: t.version().await? }));
+            match t.add(batch.clone()).execute().await {
+                Ok(_) => return Ok(Some(Commit { before: Some(before), after: t.version().await? })),
+                Err(lancedb::Error::Lance {
+                    source: lance::Error::IncompatibleTransaction { .. } | lance::Error::RetryableCommitConflict { .. },
+                }) if attempt < COMMIT_ATTEMPTS => {
+                    attempt += 1;
+                    t.checkout_latest().await?;
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
+    }
+
+    /// Creates the dataset empty, its schema only; rows always arrive as appends. Two writers may create it
+    /// at once (two machines on one new memory in a bucket), and Lance may then commit both creations, the
+    /// second as an overwrite of the first: harmless while both are empty, whereas a creation carrying rows
+    /// would silently replace the other writer's. Appends of several writers, on the other hand, all commit
+    /// (each retries on a conflict).
+    async fn create(&self, schema: arrow_schema::SchemaRef) -> Result<Table> {
         let mut guard = self.table.write().await;
-        match self.conn.create_table(schema::TABLE, batch.clone()).execute().await {
-            Ok(t) => {
-                let after = t.version().await?;
-                *guard = Some(t);
-                Ok(Some(Commit { before: None, after }))
+        let t = match self.conn.create_empty_table(schema::TABLE, schema).execute().await {
+            Ok(t) => t,
+            Err(lancedb::Error::TableAlreadyExists { .. }) => self.open_created_elsewhere().await?,
+            Err(e) => return Err(e.into()),
+        };
+        *guard = Some(t.clone());
+        Ok(t)
+    }
+
+    /// The dataset another writer has just created. In a bucket its files are listed before its first
+    /// manifest lands (the commit is the last PUT), so for a moment it exists and cannot be opened: wait for
+    /// that commit, at most `CREATE_WAIT`.
+    async fn open_created_elsewhere(&self) -> Result<Table> {
+        let start = std::time::Instant::now();
+        loop {
+            match self.conn.open_table(schema::TABLE).execute().await {
+                Err(lancedb::Error::TableNotFound { .. }) if start.elapsed() < CREATE_WAIT => {
+                    tokio::time::sleep(Duration::from_millis(100)).await
+                }
+                other => return Ok(other?),
             }
-            Err(lancedb::Error::TableAlreadyExists { .. }) => {
-                let t = self.conn.open_table(schema::TABLE).execute().await?;
-                let before = t.version().await?;
-                t.add(batch).execute().await?;
-                let after = t.version().await?;
-                *guard = Some(t);
-                Ok(Some(Commit { before: Some(before), after }))
-            }
-            Err(e) => Err(e.into()),
         }
     }
 
@@ -301,17 +344,25 @@ impl Store {
         Ok(self.table().await?.map(Searcher::new))
     }
 
-    /// Data files of the dataset: one per append until compaction merges them.
-    fn fragments(&self) -> usize {
-        std::fs::read_dir(self.home.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0)
+    /// Data files of the dataset: one per append until compaction merges them. Counted on disk when local
+    /// (every file, also those of versions not yet pruned); a bucket is not listed: the manifest counts.
+    async fn fragments_of(&self, t: &Table) -> lancedb::Result<usize> {
+        Ok(match self.home.local() {
+            Some(dir) => std::fs::read_dir(dir.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0),
+            None => t.stats().await?.fragment_stats.num_fragments,
+        })
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
-        let mut s = StoreStats { disk_bytes: dir_size(&self.home), ..Default::default() };
+        let mut s = StoreStats { disk_bytes: self.home.local().map_or(0, dir_size), ..Default::default() };
         let Some(t) = self.table().await? else { return Ok(s) };
         s.rows = t.count_rows(None).await?;
         s.version = t.version().await?;
-        s.fragments = self.fragments();
+        s.fragments = self.fragments_of(&t).await?;
+        if self.home.local().is_none() {
+            // The bytes of the current version's data and index files, from the manifest.
+            s.disk_bytes = t.stats().await?.total_bytes as u64;
+        }
         for idx in t.list_indices().await? {
             let st = t.index_stats(&idx.name).await?;
             let unindexed = st.map(|x| x.num_unindexed_rows).unwrap_or(0);
