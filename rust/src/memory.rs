@@ -10,7 +10,6 @@
 
 use std::future::Future;
 use std::ops::Deref;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
@@ -234,6 +233,8 @@ impl Memory {
 mod tests {
     //! The resident copy against the dataset, with hand-written vectors: no model.
     use super::*;
+    use std::path::Path;
+
     use crate::chunk::{chunk_id, Chunk};
     use crate::runtime::block_on;
     use crate::store::READ_CONSISTENCY;
