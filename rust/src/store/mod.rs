@@ -358,10 +358,14 @@ impl Store {
         let Some(t) = self.table().await? else { return Ok(s) };
         s.rows = t.count_rows(None).await?;
         s.version = t.version().await?;
-        s.fragments = self.fragments_of(&t).await?;
-        if self.home.local().is_none() {
-            // The bytes of the current version's data and index files, from the manifest.
-            s.disk_bytes = t.stats().await?.total_bytes as u64;
+        if self.home.local().is_some() {
+            s.fragments = self.fragments_of(&t).await?;
+        } else {
+            // One read of the manifest's statistics: its fragments, and the bytes of the current version's
+            // data and index files.
+            let st = t.stats().await?;
+            s.fragments = st.fragment_stats.num_fragments;
+            s.disk_bytes = st.total_bytes as u64;
         }
         for idx in t.list_indices().await? {
             let st = t.index_stats(&idx.name).await?;
