@@ -48,6 +48,6 @@ wheel=$(ls dist/funes_py-*.whl)
 # The default embedder's companion wheel (int8 MiniLM, data only), which funes_py requires.
 "$PY" scripts/model_wheel.py dist
 "$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel" dist/funes_py_minilm_int8-*.whl
-"$PY" -m pip install -q --disable-pip-version-check --find-links dist "${wheel}[serve,test,bench,proxy]"
+"$PY" -m pip install -q --disable-pip-version-check --find-links dist "${wheel}[serve,test,bench,proxy,s3]"
 bash scripts/build-llama-server.sh >/dev/null
 "$PY" -c "import funes_py; print('funes_py', funes_py.__version__, 'installed', file=__import__('sys').stderr)"

@@ -1,5 +1,6 @@
 """Shared fixtures: the real models (loaded once per test session), a real S3 server (`s3_server`, from
-s3_helpers.py; started only by the tests that ask for it) and a writer of .funes.jsonl files."""
+s3_helpers.py; started only by the tests that ask for it), the service's data root on local disk and on
+that server (`data_root`), and a writer of .funes.jsonl files."""
 
 from __future__ import annotations
 
@@ -36,6 +37,18 @@ def write_conversation(
             }
             f.write(json.dumps(row) + "\n")
     return path
+
+
+@pytest.fixture(scope="module", params=["local", "s3"])
+def data_root(request, tmp_path_factory):
+    """Where a module's service keeps its tenants, once on local disk and once under a fresh prefix of the
+    real S3 server: the service suites that take it hold for both."""
+    from service_helpers import DataRoot
+
+    work = tmp_path_factory.mktemp(f"svc-{request.param}")
+    if request.param == "local":
+        return DataRoot.local(work)
+    return DataRoot.on_s3(request.getfixturevalue("s3_server"), work)
 
 
 @pytest.fixture(scope="session")

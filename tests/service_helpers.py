@@ -10,6 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +29,86 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class Server:
-    """`python -m funes_py.server` on a free loopback port, logs in `log_path`."""
+@dataclass
+class DataRoot:
+    """Where a test server keeps its tenants (`FUNES_DATA`): a local directory, or a fresh prefix in the
+    session's real S3 server, with a local work directory for logs, tokens and each replica's state.
+    `tenant_files` reads back every file or object of a tenant, so a test can look at what is stored either way."""
 
-    def __init__(self, data: Path, env: dict[str, str] | None = None):
-        self.data = data
+    uri: str
+    workdir: Path
+    s3: Any = None  # s3_helpers.SeaweedS3 when on S3
+
+    @classmethod
+    def local(cls, workdir: Path) -> DataRoot:
+        return cls(str(workdir / "data"), workdir)
+
+    @classmethod
+    def on_s3(cls, server: Any, workdir: Path) -> DataRoot:
+        return cls(server.uri(f"service-{uuid.uuid4().hex[:12]}"), workdir, server)
+
+    @property
+    def name(self) -> str:
+        return "s3" if self.s3 is not None else "local"
+
+    def env(self, replica: str = "") -> dict[str, str]:
+        """The server's variables for this root; on S3, a state directory of the replica's own (as a
+        replica on its own machine would have)."""
+        if self.s3 is None:
+            return {"FUNES_DATA": self.uri}
+        return {"FUNES_DATA": self.uri, "FUNES_STATE_DIR": str(self.workdir / f"state{replica}"), **self.s3.env()}
+
+    def source(self, tenant: str, conversation_id: str) -> str | None:
+        """The stored source file of a conversation; None when there is none."""
+        name = f"src/{conversation_id}.funes.jsonl"
+        if self.s3 is None:
+            path = Path(self.uri) / tenant / name
+            return path.read_text() if path.exists() else None
+        key = self.uri.removeprefix(f"s3://{self.s3.bucket}/") + f"/{tenant}/{name}"
+        r = self.s3.client().get(self.s3.bucket, key)
+        if r.status == 404:
+            return None
+        assert r.ok, (key, r.status)
+        return r.body.decode()
+
+    def tenant_files(self, tenant: str) -> dict[str, tuple[bytes, str]]:
+        """{path under the tenant: (content, version)}; the version changes whenever the file is rewritten
+        (local: mtime and size; S3: ETag and LastModified)."""
+        if self.s3 is None:
+            root = Path(self.uri) / tenant
+            return {str(p.relative_to(root)): (p.read_bytes(), f"{p.stat().st_mtime_ns}:{p.stat().st_size}")
+                    for p in sorted(root.rglob("*")) if p.is_file()}  # fmt: skip
+        prefix = self.uri.removeprefix(f"s3://{self.s3.bucket}/") + f"/{tenant}/"
+        client = self.s3.client()
+        out = {}
+        for key in client.list_objects_v2(self.s3.bucket, prefix=prefix):
+            r = client.get(self.s3.bucket, key)
+            if r.status == 404:  # removed between the listing and the read
+                continue
+            assert r.ok, (key, r.status)
+            out[key[len(prefix):]] = (r.body, f"{r.headers.get('etag')}:{r.headers.get('last-modified')}")
+        return out
+
+
+class Server:
+    """`python -m funes_py.server` on a free loopback port, logs in `log_path`. `data` is a local directory
+    or a DataRoot (then `replica` names this server's own state directory)."""
+
+    def __init__(self, data: Path | DataRoot, env: dict[str, str] | None = None, replica: str = ""):
+        root = data if isinstance(data, DataRoot) else DataRoot(str(data), data.parent)
+        self.root = root
+        self.data = Path(root.uri) if root.s3 is None else root.uri
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = data.parent / f"server-{self.port}.log"
-        tokens = data.parent / "tokens.json"
+        self.log_path = root.workdir / f"server-{self.port}.log"
+        tokens = root.workdir / "tokens.json"
+        root.workdir.mkdir(parents=True, exist_ok=True)
         tokens.write_text(json.dumps(TOKENS))
         self.env = {
             **os.environ,
             "FUNES_HOST": "127.0.0.1",
             "FUNES_PORT": str(self.port),
-            "FUNES_DATA": str(data),
+            **root.env(replica),
             "FUNES_TOKENS_FILE": str(tokens),
             "FUNES_JWT_SECRET": JWT_SECRET,
             "FUNES_INGEST_KEY": INGEST_KEY,

@@ -1,6 +1,7 @@
 """The service's HTTP contract: who may read and write, what a bad request gets, what the tool's answer
 looks like, forgetting, secrets and pasted recall at the door, and debounced indexing. Real server in a
-subprocess on a free loopback port, real MCP client, real HTTP client (httpx), real engine."""
+subprocess on a free loopback port, real MCP client, real HTTP client (httpx), real engine; the whole module
+runs twice, with the tenants on local disk and on a real S3 server (`data_root`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from funes_py.render import format_passages as render
 from funes_py.server.auth import tenant_id
 from funes_py.server.passages import UNAVAILABLE, passage_count
-from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, Server, mcp_post_status
+from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, DataRoot, Server, mcp_post_status
 
 pytestmark = pytest.mark.models
 
@@ -23,8 +24,8 @@ CAP = 700
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("http") / "data",
+def server(data_root: DataRoot) -> Iterator[Server]:
+    s = Server(data_root,
                env={"FUNES_RECALL_MAX_CHARS": str(CAP), "FUNES_MAX_BODY_BYTES": "65536",
                     "FUNES_INDEX_DEBOUNCE_S": "0.8"}).start()
     try:
@@ -140,7 +141,7 @@ def test_secrets_are_masked_before_storage(server: Server) -> None:
     aws = "AKIAZ7QW3ER5TY8UI0PL"
     b = body("alice", "secret-conv", f"Our vendor key is {key} and the AWS id {aws}, db postgres://etl:Hunt3r2x@db:5432/ops")
     assert server.post_turns(b).status_code == 202
-    stored = (server.data / tenant_id("alice") / "src" / "secret-conv.funes.jsonl").read_text()
+    stored = server.root.source(tenant_id("alice"), "secret-conv") or ""
     assert key not in stored and aws not in stored and "Hunt3r2x" not in stored
     assert "[REDACTED api key]" in stored
     server.wait_indexed()
@@ -160,7 +161,7 @@ def test_pasted_recall_output_is_not_stored(server: Server) -> None:
     ]}
     r = server.post_turns(b)
     assert r.status_code == 202 and r.json()["skipped"] == 1
-    stored = (server.data / tenant_id("alice") / "src" / "echo-conv.funes.jsonl").read_text()
+    stored = server.root.source(tenant_id("alice"), "echo-conv") or ""
     assert "SettleNet" not in stored and len(stored.splitlines()) == 1
 
 
@@ -174,7 +175,7 @@ def test_forget_removes_the_conversation(server: Server) -> None:
     assert httpx.delete(url, params={"user": "alice"}, headers={"x-ingest-key": INGEST_KEY}).status_code == 404
     r = httpx.delete(url, params={"user": "bob"}, headers={"x-ingest-key": INGEST_KEY})
     assert r.status_code == 200 and r.json()["rows_removed"] >= 1
-    assert not (server.data / tenant_id("bob") / "src" / "to-forget.funes.jsonl").exists()
+    assert server.root.source(tenant_id("bob"), "to-forget") is None
     assert "K-3" not in server.recall(BOB, "Bremen kiln thermocouple")
     r = httpx.request("DELETE", url, json={"user": "bob"}, headers={"x-ingest-key": INGEST_KEY})
     assert r.status_code == 404

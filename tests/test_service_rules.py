@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -189,7 +188,7 @@ def test_config_defaults_env_and_flags() -> None:
            "FUNES_RECALL_MIN_SIMILARITY": "0.3", "FUNES_DATA": "/srv/funes"}
     cfg = ServiceConfig.load(env, port=9200, data_dir="/tmp/d")
     assert (cfg.port, cfg.recall_k, cfg.mask_secrets, cfg.recall_min_similarity) == (9200, 5, False, 0.3)
-    assert cfg.data_dir == Path("/tmp/d")
+    assert cfg.data_dir == "/tmp/d"
 
 
 def test_config_rejects_nonsense() -> None:

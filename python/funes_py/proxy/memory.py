@@ -14,18 +14,17 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..server.indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
+from ..server.indexer import IndexScheduler
+from ..server.storage import LocalData
 from ..server.tenants import TenantRegistry
 
 log = logging.getLogger("funes_py.proxy")
 
-_TENANT_DIR_RE = re.compile(r"[0-9a-f]{24}")
 MAX_OPEN_TENANTS = 32
 TENANT_IDLE_S = 3600.0
 RECALL_THREADS = 2
@@ -38,9 +37,10 @@ class Memories:
                  before_index: Callable[[str, str], None]) -> None:  # fmt: skip
         from funes_py import Engine  # the compiled engine, only when a proxy really starts
 
-        self.data_dir = data_dir
+        self.data = LocalData(data_dir)
         self.registry = TenantRegistry(
-            data_dir, functools.partial(Engine, models=models, resident=True), MAX_OPEN_TENANTS, TENANT_IDLE_S
+            self.data.memory_home, functools.partial(Engine, models=models, resident=True), MAX_OPEN_TENANTS,
+            TENANT_IDLE_S,
         )
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, debounce_s, max_wait_s)
         self._before_index = before_index
@@ -49,18 +49,13 @@ class Memories:
 
     def recover(self) -> None:
         """Queue an index run for every conversation file newer than its tenant's stamp."""
-        if not self.data_dir.is_dir():
-            return
-        for root in sorted(self.data_dir.iterdir()):
-            paths = self.registry.paths(root.name)
-            if not _TENANT_DIR_RE.fullmatch(root.name) or not paths.src.is_dir():
-                continue
-            stale = stale_conversations(paths.src, read_stamp(paths.stamp))
+        for tenant in self.data.tenants():
+            stale = self.data.stale(tenant)
             if stale is None:
-                if any(paths.src.glob("*.funes.jsonl")):
-                    self.scheduler.schedule_all(root.name)
+                if self.data.has_sources(tenant):
+                    self.scheduler.schedule_all(tenant)
             elif stale:
-                self.scheduler.schedule(root.name, stale)
+                self.scheduler.schedule(tenant, stale)
 
     async def stop(self) -> None:
         # A run cut short loses nothing: the stamp is written only after a run succeeds, and the next start
@@ -77,7 +72,7 @@ class Memories:
         self.scheduler.end_write(tenant, token, conv)
 
     async def _index_run(self, tenant: str, convs: set[str] | None) -> None:
-        paths = self.registry.paths(tenant)
+        paths = self.data.paths(tenant)
         if convs is None:
             convs = {p.name[: -len(".funes.jsonl")] for p in paths.src.glob("*.funes.jsonl")}
         loop = asyncio.get_running_loop()
@@ -94,7 +89,7 @@ class Memories:
         log.debug("index run tenant=%s conversations=%d in %.2f s", tenant, len(convs), time.perf_counter() - t0)
 
     def _write_stamp(self, tenant: str, stamp: int | None) -> None:
-        write_stamp(self.registry.paths(tenant).stamp, stamp)
+        self.data.write_stamp(tenant, stamp)
 
     async def wait_indexed(self, timeout: float) -> bool:
         return await self.scheduler.wait_idle(timeout)
@@ -102,7 +97,7 @@ class Memories:
     # --- reads ------------------------------------------------------------------------------------
     async def recall(self, tenant: str, query: str, **options: Any) -> list[Any]:
         """Hits from the tenant's memory; [] when it has none yet."""
-        if not self.registry.has_memory(tenant):
+        if not self.data.has_memory(tenant):
             return []
         loop = asyncio.get_running_loop()
         async with self.registry.lease(tenant) as engine:
@@ -114,7 +109,7 @@ class Memories:
         async with self.scheduler.lock(tenant):
             self.scheduler.discard(tenant, conv)
             drop_source()
-            if not self.registry.has_memory(tenant):
+            if not self.data.has_memory(tenant):
                 return 0
             loop = asyncio.get_running_loop()
             async with self.registry.lease(tenant) as engine:

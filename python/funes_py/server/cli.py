@@ -29,7 +29,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--host", help="interface to bind (FUNES_HOST, default 127.0.0.1)")
     p.add_argument("--port", type=int, help="TCP port (FUNES_PORT, default 8000)")
-    p.add_argument("--data", type=Path, dest="data_dir", help="data directory (FUNES_DATA)")
+    p.add_argument("--data", dest="data_dir", help="data directory or s3://bucket/prefix (FUNES_DATA)")
     p.add_argument("--tokens-file", type=Path, help="JSON {token: user} (FUNES_TOKENS_FILE)")
     p.add_argument("--log-level", help="DEBUG, INFO, WARNING, ERROR (FUNES_LOG)")
     return p

@@ -18,7 +18,7 @@ from ..convert.floors import Floors
 # --- named defaults -------------------------------------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-DEFAULT_DATA_DIR = Path.home() / ".local" / "share" / "funes-py" / "service"
+DEFAULT_DATA_DIR = str(Path.home() / ".local" / "share" / "funes-py" / "service")
 
 # Read path. k=3, candidates=8, reranker off: the reference deployment's numbers, small enough that a
 # recall costs one embedding and two short searches, and three passages fit the output cap.
@@ -76,7 +76,10 @@ DEFAULT_LOG_LEVEL = "INFO"
 class ServiceConfig:
     host: str = env_field("FUNES_HOST", DEFAULT_HOST, "interface to bind (`--host`); the container uses `0.0.0.0`")
     port: int = env_field("FUNES_PORT", DEFAULT_PORT, "TCP port (`--port`)")
-    data_dir: Path = env_field("FUNES_DATA", DEFAULT_DATA_DIR, "data directory (`--data`): one `<tenant>/` per user")
+    # A path, or `s3://bucket/prefix` shared by every replica (storage.py; AWS_* variables as for Lance).
+    data_dir: str = env_field(
+        "FUNES_DATA", DEFAULT_DATA_DIR, "where tenants live (`--data`): a directory, or `s3://bucket/prefix` shared by replicas"
+    )
 
     # Auth. The read path takes a bearer token (a static token or an HS256 JWT); the write path takes
     # only the ingest key, so an agent's token can never write or delete.

@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tokens_file.write_text(json.dumps(tokens))
     ingest_key = secrets.token_urlsafe(24)
     config = ServiceConfig.load(
-        host="127.0.0.1", port=_free_port(), data_dir=data, tokens_file=tokens_file, ingest_key=ingest_key,
+        host="127.0.0.1", port=_free_port(), data_dir=str(data), tokens_file=tokens_file, ingest_key=ingest_key,
         index_debounce_s=0.2, log_level="WARNING",
     )
     setup_logging(config.log_level)

@@ -5,12 +5,12 @@ Per tenant: writes mark conversations dirty; a run starts once writes have been 
 one tenant at once; writes during a run are picked up by exactly one more run. Recall never waits on any
 of this: it reads whatever the memory holds.
 
-The stamp (`DATA/<tenant>/indexed.stamp`, nanoseconds since the epoch) promises: every source file whose
-mtime is older than the stamp is in the memory. A successful run writes
-min(its start, the start of any write still in flight, the first write of anything still dirty); a failed
-run deletes it. At start-up, files at or past the stamp (all files, when there is no stamp) are indexed
-again. Indexing is idempotent (unchanged chunks are skipped), so indexing a file twice costs little and
-killing the server in the middle of a run loses nothing.
+The stamp (`<tenant>/indexed.stamp`, nanoseconds since the epoch; storage.py keeps it) promises: every
+source file written before the stamp is in the memory. A successful run writes min(its start, the start of
+any write still in flight, the first write of anything still dirty); a failed run deletes it. Files at or
+past the stamp (all files, when there is no stamp) are indexed again at start-up (a local data root) or
+when a replica opens the tenant (a shared one, on S3). Indexing is idempotent (unchanged chunks are
+skipped), so indexing a file twice costs little and killing the server in the middle of a run loses nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 log = logging.getLogger("funes_py.server")
 
@@ -159,40 +158,19 @@ class IndexScheduler:
             self.runs_failed += 1
             log.exception("index run failed tenant=%s; the next run indexes all of src/", tenant)
             st.retry_whole = True  # not rescheduled now: the next write, or the next start, retries
-            self._write_stamp(tenant, None)
+            await self._stamp(tenant, None)
             return
         finally:
             st.running = False
         stamp = min([started, *st.writes_in_flight.values(), *st.dirty.values()])
-        self._write_stamp(tenant, stamp)
+        await self._stamp(tenant, stamp)
 
-
-def read_stamp(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def write_stamp(path: Path, stamp: int | None) -> None:
-    if stamp is None:
-        path.unlink(missing_ok=True)
-        return
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(str(stamp))
-    tmp.replace(path)
-
-
-def stale_conversations(src: Path, stamp: int | None) -> set[str] | None:
-    """Conversations in `src` not known to be indexed: None means 'all of them' (no stamp)."""
-    if stamp is None:
-        return None
-    suffix = ".funes.jsonl"
-    stale = set()
-    for p in src.glob(f"*{suffix}"):
+    async def _stamp(self, tenant: str, stamp: int | None) -> None:
+        """Write (or, with None, delete) the stamp on a thread: on object storage it is a request. Still under
+        the tenant's lock, so no other run's stamp overtakes it. A stamp that cannot be written is logged: the
+        older one on record stays, and the next check re-indexes a little more than needed."""
         try:
-            if p.stat().st_mtime_ns >= stamp:
-                stale.add(p.name[: -len(suffix)])
-        except FileNotFoundError:  # forgotten meanwhile
-            pass
-    return stale
+            await asyncio.to_thread(self._write_stamp, tenant, stamp)
+        except Exception:
+            log.exception("writing the index stamp failed tenant=%s", tenant)
+

@@ -21,26 +21,23 @@ import concurrent.futures
 import functools
 import logging
 import os
-import re
 import threading
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 from ..render import format_passages
-from .auth import TENANT_HEX_CHARS, tenant_id
+from .auth import tenant_id
 from .config import ServiceConfig
-from .indexer import IndexScheduler, read_stamp, stale_conversations, write_stamp
+from .indexer import IndexScheduler
 from .ingest_pool import IngestPool
 from .jsonbody import JsonLimits
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE
+from .storage import TenantData, open_data
 from .tenants import TenantRegistry
 from .turns import Conversation, TurnLimits
 
 log = logging.getLogger("funes_py.server")
 
-_TENANT_DIR_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")
 _SHUTDOWN_GRACE_S = 30.0
 # Two, so one large body does not queue every other write behind it (about 16 MB each, see ingest_pool).
 _INGEST_PROCESSES = 2
@@ -51,6 +48,7 @@ class Service:
         self.config = config
         self._models = models
         self.ready = False
+        self.data: TenantData = open_data(config.data_dir)
         self.registry: TenantRegistry | None = None
         self.scheduler: IndexScheduler | None = None
         self._recall_pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -62,6 +60,7 @@ class Service:
         self._sweeper: asyncio.Task[None] | None = None
         self._recall_options = config.recall_options()
         self._invalid_input: type[Exception] = ValueError
+        self._background: set[asyncio.Task[None]] = set()
 
     # --- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -72,7 +71,7 @@ class Service:
         self._invalid_input = InvalidInputError
 
         cfg = self.config
-        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(self.data.prepare)
         if self._models is None:
             t0 = time.perf_counter()
             # One thread per query embedding (FUNES_QUERY_THREADS): concurrent recalls share the cores, and a
@@ -85,10 +84,11 @@ class Service:
         self._recall_options = cfg.recall_options(calibrated_floors(models.embedder_name))
         log.info("recall options: %s", self._recall_options)
         self.registry = TenantRegistry(
-            cfg.data_dir,
+            self.data.memory_home,
             functools.partial(_open_engine, models=models, rebuild_slots=threading.Semaphore(cfg.index_workers)),
             cfg.max_open_tenants,
             cfg.tenant_idle_s,
+            on_open=self._reconcile if self.data.shared else None,
         )
         self.scheduler = IndexScheduler(self._index_run, self._write_stamp, cfg.index_debounce_s, cfg.index_max_wait_s)
         self._recall_pool = concurrent.futures.ThreadPoolExecutor(cfg.max_concurrent_recalls, "funes-recall")
@@ -134,7 +134,7 @@ class Service:
             return EMPTY_QUERY
         try:
             assert self.registry is not None
-            if not self.registry.has_memory(tenant):
+            if not await self._has_memory(tenant):
                 return NO_MEMORY
             async with asyncio.timeout(self.config.recall_timeout_s):
                 hits = await self._recall(tenant, query)
@@ -175,11 +175,10 @@ class Service:
         """Write the conversation's source file atomically and schedule its indexing."""
         assert self.registry is not None and self.scheduler is not None
         tenant = tenant_id(conv.user)
-        path = self.registry.paths(tenant).conversation(conv.conversation_id)
         token = self.scheduler.begin_write(tenant)
         done = False
         try:
-            await asyncio.to_thread(_write_atomic, path, conv.lines)
+            await asyncio.to_thread(self.data.write_conversation, tenant, conv.conversation_id, conv.lines)
             done = True
         finally:
             self.scheduler.end_write(tenant, token, conv.conversation_id if done and conv.lines else None)
@@ -188,12 +187,11 @@ class Service:
         """Remove a conversation's source file and purge its rows: (found, rows removed)."""
         assert self.registry is not None and self.scheduler is not None and self._index_pool is not None
         tenant = tenant_id(user)
-        paths = self.registry.paths(tenant)
         async with self.scheduler.lock(tenant):  # no index run re-adds it while we purge
             self.scheduler.discard(tenant, conversation_id)
-            had_file = await asyncio.to_thread(_unlink, paths.conversation(conversation_id))
+            had_file = await asyncio.to_thread(self.data.delete_conversation, tenant, conversation_id)
             rows, had_rows = 0, False
-            if self.registry.has_memory(tenant):
+            if await self._has_memory(tenant):
                 loop = asyncio.get_running_loop()
                 async with self.registry.lease(tenant) as engine:
                     report = await loop.run_in_executor(self._index_pool, engine.forget, conversation_id)
@@ -204,22 +202,20 @@ class Service:
 
     async def _index_run(self, tenant: str, conversation_ids: set[str] | None) -> None:
         assert self.registry is not None and self._index_pool is not None and self._index_slots is not None
-        paths = self.registry.paths(tenant)
-        if conversation_ids is None:
-            targets = [paths.src] if paths.src.is_dir() else []
-        else:
-            targets = [p for p in map(paths.conversation, sorted(conversation_ids)) if p.exists()]
-        if not targets:
+        steps = await asyncio.to_thread(self.data.index_steps, tenant, conversation_ids)
+        if not steps:
             return
         loop = asyncio.get_running_loop()
         async with self._index_slots:  # bounds open engines and CPU when many tenants index at once
             log.info("index run started tenant=%s targets=%s", tenant,
-                     "all" if conversation_ids is None else len(targets))
+                     "all" if conversation_ids is None else len(steps))
             t0 = time.perf_counter()
             added = skipped = bad = 0
             async with self.registry.lease(tenant) as engine:
-                for target in targets:
-                    report = await loop.run_in_executor(self._index_pool, engine.index, str(target))
+                for step in steps:
+                    report = await loop.run_in_executor(self._index_pool, step, engine)
+                    if report is None:  # forgotten since the run was planned
+                        continue
                     added += report.chunks_added
                     skipped += report.chunks_skipped
                     bad += len(report.bad_lines)
@@ -230,29 +226,47 @@ class Service:
                  tenant, added, skipped, bad, time.perf_counter() - t0)
 
     def _write_stamp(self, tenant: str, stamp: int | None) -> None:
-        assert self.registry is not None
-        write_stamp(self.registry.paths(tenant).stamp, stamp)
+        self.data.write_stamp(tenant, stamp)
+
+    async def _has_memory(self, tenant: str) -> bool:
+        if self.data.shared:  # a request to the store (the answer is kept once it is yes)
+            return await asyncio.to_thread(self.data.has_memory, tenant)
+        return self.data.has_memory(tenant)  # a stat
 
     # --- start-up recovery and upkeep -------------------------------------------------------------
     def _recover(self) -> None:
-        """Queue an index run for every tenant whose src/ holds files newer than its stamp."""
-        assert self.registry is not None and self.scheduler is not None
-        for root in sorted(self.config.data_dir.iterdir()):
-            if not _TENANT_DIR_RE.fullmatch(root.name):
-                continue
-            paths = self.registry.paths(root.name)
-            if not paths.src.is_dir():
-                continue
-            for tmp in paths.src.glob(".*.tmp"):  # a write cut short by a kill; its rename never happened
-                tmp.unlink(missing_ok=True)
-            stale = stale_conversations(paths.src, read_stamp(paths.stamp))
-            if stale is None:
-                if any(paths.src.glob("*.funes.jsonl")):
-                    log.info("recovering tenant=%s: no stamp, indexing all of src/", root.name)
-                    self.scheduler.schedule_all(root.name)
-            elif stale:
-                log.info("recovering tenant=%s: %d conversation(s) newer than the stamp", root.name, len(stale))
-                self.scheduler.schedule(root.name, stale)
+        """Queue an index run for every local tenant whose sources are newer than its stamp. A shared root
+        (S3) is checked tenant by tenant as replicas open them (`_reconcile`) instead: another replica may have
+        acknowledged a turn and died before indexing it, long after this one started."""
+        assert self.scheduler is not None
+        for tenant in self.data.tenants():
+            self._queue_stale(tenant, self.data.stale(tenant), self.data.has_sources(tenant))
+
+    def _queue_stale(self, tenant: str, stale: set[str] | None, has_sources: bool) -> None:
+        assert self.scheduler is not None
+        if stale is None:
+            if has_sources:
+                log.info("recovering tenant=%s: no stamp, indexing all of its sources", tenant)
+                self.scheduler.schedule_all(tenant)
+        elif stale:
+            log.info("recovering tenant=%s: %d conversation(s) newer than the stamp", tenant, len(stale))
+            self.scheduler.schedule(tenant, stale)
+
+    def _reconcile(self, tenant: str) -> None:
+        """A replica opened `tenant` from the shared store: index what no run has taken in yet (in the
+        background; recall answers from the memory meanwhile)."""
+
+        async def check() -> None:
+            try:
+                stale = await asyncio.to_thread(self.data.stale, tenant)
+                has_sources = stale is not None or await asyncio.to_thread(self.data.has_sources, tenant)
+                self._queue_stale(tenant, stale, has_sources)
+            except Exception:
+                log.exception("checking tenant=%s for unindexed sources failed", tenant)
+
+        task = asyncio.get_running_loop().create_task(check())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _sweep(self) -> None:
         assert self.registry is not None
@@ -262,7 +276,7 @@ class Service:
             self.registry.sweep_idle()
 
 
-def _open_engine(home: Path, models: Any, rebuild_slots: threading.Semaphore) -> Any:
+def _open_engine(home: str, models: Any, rebuild_slots: threading.Semaphore) -> Any:
     """A tenant's engine. A memory embedded with another model than the service's (the operator changed
     FUNES_EMBEDDER, or a new release changed the default's fingerprint) is re-embedded from its stored text
     with the service's model, here, before the tenant's first call is answered: the service owns its tenants'
@@ -296,27 +310,3 @@ def cut_query(query: str, max_chars: int) -> str:
     cut = head.rfind(" ")
     return head[:cut] if cut > 0 else flat[:max_chars]
 
-
-def _write_atomic(path: Path, lines: list[str]) -> None:
-    """Write to a temporary file beside `path`, fsync, rename: a reader sees the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line)
-                f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _unlink(path: Path) -> bool:
-    try:
-        path.unlink()
-        return True
-    except FileNotFoundError:
-        return False

@@ -1,13 +1,9 @@
 """Tenant -> warm engine: open on first use, keep open, close idle or least recently used ones past a cap.
 
-Layout of one tenant, `DATA/<tenant_id>/`:
-    src/<conversation_id>.funes.jsonl   what the ingest route stored (the source of truth)
-    memory/                             the Engine home (a Lance dataset), rebuilt from src/ if lost
-    indexed.stamp                       when the last complete index run started (see indexer.py)
-
-Engines are opened and closed on worker threads, so a tenant that takes a second to open never stalls
-another tenant's recall on the event loop. An engine in use (leased) is never closed; the cap is then
-exceeded for as long as the lease lasts.
+Engines are opened and closed on worker threads, so a tenant that takes a second to open (a memory read from
+object storage, say) never stalls another tenant's recall on the event loop. An engine in use (leased) is
+never closed; the cap is then exceeded for as long as the lease lasts. Where a tenant's memory lives is the
+caller's business (`home_of`; see storage.py).
 """
 
 from __future__ import annotations
@@ -19,30 +15,9 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("funes_py.server")
-
-
-@dataclass(frozen=True)
-class TenantPaths:
-    root: Path
-
-    @property
-    def src(self) -> Path:
-        return self.root / "src"
-
-    @property
-    def memory(self) -> Path:
-        return self.root / "memory"
-
-    @property
-    def stamp(self) -> Path:
-        return self.root / "indexed.stamp"
-
-    def conversation(self, conversation_id: str) -> Path:
-        return self.src / f"{conversation_id}.funes.jsonl"
 
 
 @dataclass
@@ -54,22 +29,19 @@ class _Entry:
 
 
 class TenantRegistry:
-    """Warm engines by tenant id. `open_engine(home)` builds one (Engine(home, models=models) in service)."""
+    """Warm engines by tenant id. `open_engine(home_of(tenant))` builds one (Engine(home, models=models) in
+    the service); `on_open(tenant)`, when given, runs on the event loop after each open."""
 
-    def __init__(self, data_dir: Path, open_engine: Callable[[Path], Any], max_open: int, idle_s: float):
-        self.data_dir = data_dir
+    def __init__(self, home_of: Callable[[str], str], open_engine: Callable[[str], Any], max_open: int,
+                 idle_s: float, on_open: Callable[[str], None] | None = None):
+        self._home_of = home_of
         self._open_engine = open_engine
+        self._on_open = on_open
         self._max_open = max_open
         self._idle_s = idle_s
         self._open: OrderedDict[str, _Entry] = OrderedDict()
         self._opening: dict[str, asyncio.Task[_Entry]] = {}
         self._closing: dict[str, asyncio.Task[None]] = {}
-
-    def paths(self, tenant: str) -> TenantPaths:
-        return TenantPaths(self.data_dir / tenant)
-
-    def has_memory(self, tenant: str) -> bool:
-        return self.paths(tenant).memory.is_dir()
 
     @property
     def open_count(self) -> int:
@@ -119,11 +91,13 @@ class TenantRegistry:
             closing = self._closing.get(tenant)
             if closing is not None:  # never two engines on one memory: let the old one finish closing
                 await asyncio.wait([closing])
-            engine = await asyncio.to_thread(self._open_engine, self.paths(tenant).memory)
+            engine = await asyncio.to_thread(self._open_engine, self._home_of(tenant))
             log.info("opened tenant=%s", tenant)
             entry = _Entry(engine, last_used=time.monotonic())
             self._open[tenant] = entry
             self._evict_over_cap()
+            if self._on_open is not None:
+                self._on_open(tenant)
             return entry
         finally:
             self._opening.pop(tenant, None)
