@@ -58,13 +58,32 @@ def models():
     return Models.load()
 
 
-@pytest.fixture(params=[True, False], ids=["resident", "lance"])
-def engine(models, tmp_path, request):
+@pytest.fixture(params=["resident", "lance", "s3"])
+def engine(models, tmp_path, request, monkeypatch):
     """An engine on a fresh memory, once per recall path: the resident copy in RAM (what a warm engine
-    uses) and Lance's own indexes (what the CLI uses). Every engine test holds for both."""
+    uses) and Lance's own indexes (what the CLI uses), on local disk; and a warm engine on a memory under a
+    fresh prefix of the real S3 server. Every engine test holds for all three."""
+    import uuid
+
     from funes_py import Engine
 
-    return Engine(tmp_path / "memory", models=models, resident=request.param)
+    if request.param == "s3":
+        server = request.getfixturevalue("s3_server")
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setenv("FUNES_STATE_DIR", str(tmp_path / "state"))
+        return Engine(server.uri(f"engine-{uuid.uuid4().hex[:12]}"), models=models)
+    return Engine(tmp_path / "memory", models=models, resident=request.param == "resident")
+
+
+def stored_bytes(home: str, s3=None) -> bytes:
+    """Every byte a memory keeps: its files on disk, or every object under its prefix on the S3 server."""
+    if not home.startswith("s3://"):
+        return b"".join(p.read_bytes() for p in Path(home).rglob("*") if p.is_file())
+    assert s3 is not None, "an s3:// memory needs the s3_server fixture to be read back"
+    prefix = home.removeprefix(f"s3://{s3.bucket}/").rstrip("/") + "/"
+    client = s3.client()
+    return b"".join(client.get(s3.bucket, k).body for k in client.list_objects_v2(s3.bucket, prefix=prefix))
 
 
 def _analyzer_version() -> int | None:

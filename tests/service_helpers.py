@@ -73,7 +73,8 @@ class DataRoot:
 
     def tenant_files(self, tenant: str) -> dict[str, tuple[bytes, str]]:
         """{path under the tenant: (content, version)}; the version changes whenever the file is rewritten
-        (local: mtime and size; S3: ETag and LastModified)."""
+        (local: mtime and size; S3: ETag and LastModified). On S3, the replicas' local state directories
+        are listed too (as `local:state<replica>/...`)."""
         if self.s3 is None:
             root = Path(self.uri) / tenant
             return {str(p.relative_to(root)): (p.read_bytes(), f"{p.stat().st_mtime_ns}:{p.stat().st_size}")
@@ -87,6 +88,11 @@ class DataRoot:
                 continue
             assert r.ok, (key, r.status)
             out[key[len(prefix):]] = (r.body, f"{r.headers.get('etag')}:{r.headers.get('last-modified')}")
+        # What a replica keeps on its own disk for S3 memories (lock, index state) counts as stored too.
+        for state in sorted(self.workdir.glob("state*")):
+            for p in sorted(state.rglob("*")):
+                if p.is_file():
+                    out[f"local:{p.relative_to(self.workdir)}"] = (p.read_bytes(), f"{p.stat().st_mtime_ns}")
         return out
 
 

@@ -1,12 +1,11 @@
-"""Forgetting a session removes it from recall and scan and from every file of the memory on disk."""
+"""Forgetting a session removes it from recall and scan and from every file of the memory, on disk or in the
+bucket."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conftest import write_conversation
+from conftest import stored_bytes, write_conversation
 from funes_py import InvalidInputError
 
 pytestmark = pytest.mark.models
@@ -14,11 +13,7 @@ pytestmark = pytest.mark.models
 SECRET = "Zanzibar-Quokka-7781"
 
 
-def _all_bytes(home: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
-
-
-def test_forget_removes_the_session_everywhere(engine, tmp_path):
+def test_forget_removes_the_session_everywhere(engine, tmp_path, request):
     src = tmp_path / "src"
     write_conversation(src / "keep.funes.jsonl", "keep", [("user", "The pump P-9 check is fine."), ("assistant", "Logged P-9 as fine.")])
     write_conversation(
@@ -27,7 +22,12 @@ def test_forget_removes_the_session_everywhere(engine, tmp_path):
         [("user", f"The vault code word is {SECRET}."), ("assistant", f"I will remember {SECRET} for the vault.")],
     )
     engine.index(src)
-    home = Path(engine.home)
+    s3 = request.getfixturevalue("s3_server") if engine.home.startswith("s3://") else None
+
+    def _all_bytes(home: str) -> bytes:
+        return stored_bytes(home, s3)
+
+    home = engine.home
     assert SECRET.encode() in _all_bytes(home)
 
     report = engine.forget("gone")

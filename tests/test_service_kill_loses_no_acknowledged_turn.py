@@ -1,6 +1,6 @@
 """`kill -9` in the middle of a stream of writes (some index runs going, some writes in flight), then a
-restart: every conversation that got its 202 is on disk whole and, once the restarted server has caught
-up, recallable; the server's ingest worker processes do not outlive it. And `kill -9` of a process inside `Engine.index`: the memory opens afterwards and the
+restart (on S3: another replica taking over): every conversation that got its 202 is stored whole and, once
+the new server has caught up, recallable, on local disk and on a real S3 server; the server's ingest worker processes do not outlive it. And `kill -9` of a process inside `Engine.index`: the memory opens afterwards and the
 same index run, redone, completes it. Real server, real engine, real signals."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 
 from conftest import write_conversation
 from funes_py.server.auth import tenant_id
-from service_helpers import INGEST_KEY, Server, mcp_recall_many
+from service_helpers import INGEST_KEY, DataRoot, Server, mcp_recall_many
 
 pytestmark = pytest.mark.models
 
@@ -54,9 +54,8 @@ def write_until(server: Server, stop: threading.Event, acked: list[dict], start:
             time.sleep(PACE_S)
 
 
-def test_sigkill_during_a_stream_of_writes_loses_no_acknowledged_conversation(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    server = Server(data, env={"FUNES_INDEX_DEBOUNCE_S": "0.2", "FUNES_INDEX_MAX_WAIT_S": "0.5"}).start()
+def test_sigkill_during_a_stream_of_writes_loses_no_acknowledged_conversation(data_root: DataRoot) -> None:
+    server = Server(data_root, env={"FUNES_INDEX_DEBOUNCE_S": "0.2", "FUNES_INDEX_MAX_WAIT_S": "0.5"}).start()
     acked: list[dict] = []
     stop = threading.Event()
     writers = [threading.Thread(target=write_until, args=(server, stop, acked, i)) for i in range(WRITERS)]
@@ -80,14 +79,24 @@ def test_sigkill_during_a_stream_of_writes_loses_no_acknowledged_conversation(tm
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert not alive, f"worker processes outlived the killed server: {alive}"
 
-    # On disk: every acknowledged conversation, whole (the write is atomic: old file or new, never half).
+    # Stored: every acknowledged conversation, whole (the write is atomic: old file or new, never half).
     for body in acked:
-        path = data / tenant_id(body["user"]) / "src" / f"{body['conversation_id']}.funes.jsonl"
-        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        stored = data_root.source(tenant_id(body["user"]), body["conversation_id"])
+        assert stored is not None, body["conversation_id"]
+        lines = [json.loads(x) for x in stored.splitlines()]
         assert [x["blocks"][0]["text"] for x in lines] == [t["text"] for t in body["turns"]]
 
-    restarted = Server(data).start()
+    # On S3, another replica (its own local state, as on another machine) takes the tenants over: it finds
+    # what the dead one acknowledged but never indexed when it first opens each tenant, not at its start.
+    restarted = Server(data_root, replica="-b").start()
     try:
+        if data_root.s3 is not None:
+            for user in USERS:
+                asyncio.run(mcp_recall_many(restarted.url + "/mcp", TOKENS[user], ["pallet count"]))
+            deadline = time.monotonic() + 30
+            while restarted.log().count("recovering tenant=") < len(USERS):
+                assert time.monotonic() < deadline, restarted.log()
+                time.sleep(0.05)
         assert "recovering tenant=" in restarted.log()
         health = restarted.wait_indexed(timeout=240)
         assert health["index_runs_failed"] == 0
