@@ -142,6 +142,11 @@ class HAProxy:
         rows = csv.DictReader(io.StringIO(self.command("show stat").lstrip("# ")))
         return {r["svname"]: r["status"] for r in rows if r["pxname"] == "funes_replicas" and r["svname"] in self.servers}
 
+    def server_counts(self, field: str = "stot") -> dict[str, int]:
+        """{replica name: a counter of `show stat`}, by default the sessions HAProxy sent it so far."""
+        rows = csv.DictReader(io.StringIO(self.command("show stat").lstrip("# ")))
+        return {r["svname"]: int(r[field] or 0) for r in rows if r["pxname"] == "funes_replicas" and r["svname"] in self.servers}
+
     def wait_states(self, want: dict[str, str], timeout: float = 10.0) -> float:
         """Waits until every named replica has the wanted status; returns the seconds it took."""
         t0 = time.monotonic()
