@@ -2,19 +2,25 @@
 HAProxy running deploy/haproxy.cfg: a turn ingested as alice through the balancer is recalled through it;
 the replica that holds alice is killed with SIGKILL, and alice's recall through the balancer still finds the
 turn (another replica opens her memory from the bucket) and her next turn is indexed there; bob, whose
-requests go through the same balancer, never gets a word of alice's. Real processes, real models, no mocks."""
+requests go through the same balancer, never gets a word of alice's. And a backfill (`funes-py index` on an
+s3:// memory, as a batch job elsewhere) runs beside the replicas, which pick its commits up. Real processes,
+real models, no mocks."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from conftest import write_conversation
+from funes_py.server.auth import tenant_id
 from lb_helpers import HAProxy
-from service_helpers import ALICE, BOB, INGEST_KEY, DataRoot, Server, mcp_recall
+from service_helpers import ALICE, BOB, CAROL, INGEST_KEY, DataRoot, Server, mcp_recall
 
 pytestmark = pytest.mark.models
 
@@ -103,3 +109,25 @@ def test_a_tenant_survives_the_death_of_its_replica(cluster: tuple[HAProxy, list
         out = recall(lb, BOB, q)
         assert "Quarzite" not in out and "F-7731" not in out and "Lisbon" not in out, out
     assert "Nordlift" in recall(lb, BOB, "Oslo crane hoist rope")
+
+
+def test_a_backfill_job_beside_the_service_is_picked_up(cluster: tuple[HAProxy, list[Server]], tmp_path) -> None:
+    """`funes-py index --home s3://…/<tenant>/memory DIR` on another "machine" (its own process and local
+    state) while the replicas serve: carol's recall through the balancer finds the backfilled history, and
+    her live ingest keeps working beside it."""
+    lb, replicas = cluster
+    live = next(r for r in replicas if r.proc is not None and r.proc.poll() is None)
+    assert ingest(lb, turns_body("carol", "live-1", "Carol's Turku press P-515 runs the night shift now.")).status_code == 202
+    wait_recalled(lb, CAROL, "Turku press night shift", "P-515")
+
+    history = tmp_path / "export"
+    write_conversation(history / "old-1.funes.jsonl", "old-1",
+                       [("user", "Which supplier makes the Turku press dies?"), ("assistant", "Vantaa Tooling, order VT-9902.")])
+    env = {**live.env, "FUNES_STATE_DIR": str(tmp_path / "backfill-state")}
+    home = f"{live.data}/{tenant_id('carol')}/memory"
+    done = subprocess.run([sys.executable, "-m", "funes_py.cli", "index", str(history), "--home", home],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+    wait_recalled(lb, CAROL, "supplier of the Turku press dies", "VT-9902", timeout=30)
+    assert "P-515" in recall(lb, CAROL, "Turku press night shift")
