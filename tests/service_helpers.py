@@ -185,7 +185,7 @@ class Server:
     def post_turns(self, body: Any, key: str | None = INGEST_KEY, **kw: Any) -> httpx.Response:
         headers = {} if key is None else {"x-ingest-key": key}
         headers.update(kw.pop("headers", {}))
-        return httpx.post(self.url + "/turns", json=body, headers=headers, timeout=30.0, **kw)
+        return httpx.post(self.url + "/turns", json=body, headers=headers, **{"timeout": 30.0, **kw})
 
     def recall(self, token: str | None, query: str) -> str:
         return asyncio.run(mcp_recall(self.url + "/mcp", token, query))

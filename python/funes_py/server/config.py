@@ -45,6 +45,9 @@ DEFAULT_RECALL_TIMEOUT_S = 10.0
 # Tenants.
 DEFAULT_MAX_OPEN_TENANTS = 64
 DEFAULT_TENANT_IDLE_S = 1800.0
+# Replicas sharing a bucket: how often one looks for writes that another acknowledged and never indexed
+# (it died), in the tenants it holds open (one LIST request per open tenant each time). storage.py.
+DEFAULT_RECONCILE_S = 30.0
 
 # Write path.
 DEFAULT_INDEX_DEBOUNCE_S = 2.0
@@ -130,6 +133,10 @@ class ServiceConfig:
 
     max_open_tenants: int = env_field("FUNES_MAX_OPEN_TENANTS", DEFAULT_MAX_OPEN_TENANTS, "warm engines kept")
     tenant_idle_s: float = env_field("FUNES_TENANT_IDLE_S", DEFAULT_TENANT_IDLE_S, "an engine unused this long is closed")
+    reconcile_s: float = env_field(
+        "FUNES_RECONCILE_S", DEFAULT_RECONCILE_S,
+        "on s3://, how often a replica looks for writes that another acknowledged and never indexed, in the tenants it holds",
+    )
 
     index_debounce_s: float = env_field("FUNES_INDEX_DEBOUNCE_S", DEFAULT_INDEX_DEBOUNCE_S, "quiet time before an index run")
     index_max_wait_s: float = env_field("FUNES_INDEX_MAX_WAIT_S", DEFAULT_INDEX_MAX_WAIT_S, "longest wait for an index run")
@@ -180,6 +187,7 @@ class ServiceConfig:
             "FUNES_MAX_MCP_BODY_BYTES": self.max_mcp_body_bytes,
             "FUNES_MCP_STREAMS_PER_TOKEN": self.mcp_streams_per_token,
             "FUNES_MCP_STREAM_IDLE_S": self.mcp_stream_idle_s,
+            "FUNES_RECONCILE_S": self.reconcile_s,
         }
         for var, value in positive.items():
             if value <= 0:

@@ -58,6 +58,7 @@ class Service:
         self._turn_limits = TurnLimits(config.max_turns, config.max_turn_chars)
         self._index_slots: asyncio.Semaphore | None = None
         self._sweeper: asyncio.Task[None] | None = None
+        self._reconciler: asyncio.Task[None] | None = None
         self._recall_options = config.recall_options()
         self._invalid_input: type[Exception] = ValueError
         self._background: set[asyncio.Task[None]] = set()
@@ -98,12 +99,15 @@ class Service:
         self._index_slots = asyncio.Semaphore(cfg.index_workers)
         self._recover()
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        if self.data.shared:
+            self._reconciler = asyncio.get_running_loop().create_task(self._reconcile_open())
         self.ready = True
 
     async def stop(self) -> None:
         self.ready = False
-        if self._sweeper is not None:
-            self._sweeper.cancel()
+        for task in (self._sweeper, self._reconciler):
+            if task is not None:
+                task.cancel()
         if self.scheduler is not None:
             await self.scheduler.stop(_SHUTDOWN_GRACE_S)
         if self.registry is not None:
@@ -202,17 +206,17 @@ class Service:
 
     async def _index_run(self, tenant: str, conversation_ids: set[str] | None) -> None:
         assert self.registry is not None and self._index_pool is not None and self._index_slots is not None
-        steps = await asyncio.to_thread(self.data.index_steps, tenant, conversation_ids)
-        if not steps:
+        plan = await asyncio.to_thread(self.data.index_plan, tenant, conversation_ids)
+        if not plan.steps:
             return
         loop = asyncio.get_running_loop()
         async with self._index_slots:  # bounds open engines and CPU when many tenants index at once
             log.info("index run started tenant=%s targets=%s", tenant,
-                     "all" if conversation_ids is None else len(steps))
+                     "all" if conversation_ids is None else len(plan.steps))
             t0 = time.perf_counter()
             added = skipped = bad = 0
             async with self.registry.lease(tenant) as engine:
-                for step in steps:
+                for step in plan.steps:
                     report = await loop.run_in_executor(self._index_pool, step, engine)
                     if report is None:  # forgotten since the run was planned
                         continue
@@ -222,6 +226,7 @@ class Service:
                     for b in report.bad_lines:
                         log.warning("skipped a bad line tenant=%s file=%s line=%d: %s",
                                     tenant, os.path.basename(b.file), b.line, b.reason)
+            await asyncio.to_thread(plan.done)
         log.info("index run done tenant=%s chunks_added=%d chunks_skipped=%d bad_lines=%d in %.2f s",
                  tenant, added, skipped, bad, time.perf_counter() - t0)
 
@@ -267,6 +272,16 @@ class Service:
         task = asyncio.get_running_loop().create_task(check())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def _reconcile_open(self) -> None:
+        """Every FUNES_RECONCILE_S, look for unindexed writes in the tenants this replica holds open: a tenant
+        opened here before another replica acknowledged a write and died is not opened again, so `_reconcile`
+        at open would never see it."""
+        assert self.registry is not None
+        while True:
+            await asyncio.sleep(self.config.reconcile_s)
+            for tenant in self.registry.open_tenants():
+                self._reconcile(tenant)
 
     async def _sweep(self) -> None:
         assert self.registry is not None

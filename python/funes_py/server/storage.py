@@ -3,12 +3,22 @@
 Layout of one tenant under the data root (`FUNES_DATA`: a path, or `s3://bucket/prefix`):
     <tenant>/src/<conversation_id>.funes.jsonl   what the ingest route stored (the source of truth)
     <tenant>/memory/                             the Engine home (a Lance dataset), rebuilt from src/ if lost
-    <tenant>/indexed.stamp                       when the last complete index run started (see indexer.py)
+    <tenant>/indexed.stamp                       local: when the last complete index run started (indexer.py)
+    <tenant>/pending/<id>.<token>                S3: a write that no index run has completed yet (below)
 
 `TenantData` is what the service asks of either: write a conversation durably (an ingest is acknowledged
-only after this returns), delete one, hand an index run its sources, keep the stamp, and say which
-conversations may not be in the memory yet. The engine opens `memory_home(tenant)` itself: Lance reads and
-commits on S3 with its own object store (conditional PUT), so two replicas may index one tenant at once.
+only after this returns), delete one, plan an index run, and say which conversations may not be in the
+memory yet. The engine opens `memory_home(tenant)` itself: Lance reads and commits on S3 with its own object
+store (conditional PUT), so two replicas may index one tenant at once.
+
+What is not indexed yet, on a local root: the stamp (indexer.py), a time that one process keeps. Replicas
+sharing a bucket cannot share a time like that (a replica's run knows nothing of the writes another one
+acknowledged and died with), so on S3 every acknowledged write leaves a marker, `<tenant>/pending/<id>.<token>`,
+unique to that write and put after its source. An index run, on any replica, lists the markers first, indexes
+their conversations with its own, and deletes exactly the markers it listed once it succeeded: a write that
+lands meanwhile has a marker of its own, which stays. A marker therefore outlives its write until a run that
+read the source after it completed. Replicas look for markers when they open a tenant and every
+`FUNES_RECONCILE_S` for the tenants they hold.
 
 On S3 the source files go through boto3 (`pip install funes_py[s3]`), configured by the same variables as
 Lance's object store (`AWS_ENDPOINT_URL`, `AWS_REGION`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`;
@@ -30,13 +40,21 @@ from .auth import TENANT_HEX_CHARS
 
 SUFFIX = ".funes.jsonl"
 _TENANT_RE = re.compile(rf"[0-9a-f]{{{TENANT_HEX_CHARS}}}")  # auth.tenant_id's names
-# A stamp comes from this replica's clock, an object's time from the store's. A source written up to this long
-# before the stamp is still taken as stale: re-indexing it costs a read (its chunks are skipped by id), missing
-# it would lose a turn when clocks disagree. Also covers S3's one-second LastModified.
-CLOCK_SKEW_S = 60.0
+# Per request to the store. Our requests are small (a conversation, a marker, a listing): a store that says
+# nothing for this long is stuck, and the retry (up to 5 tries) goes out on a fresh connection.
+READ_TIMEOUT_S = 10.0
 
-# One index step: given the tenant's engine, index one source and return the engine's IndexReport.
+# One index step: given the tenant's engine, index one source and return the engine's IndexReport (None when
+# the source is gone).
 IndexStep = Callable[[Any], Any]
+
+
+@dataclass
+class IndexPlan:
+    """What an index run does (`steps`, in order) and what it settles once every step succeeded (`done`)."""
+
+    steps: list[IndexStep]
+    done: Callable[[], None] = lambda: None
 
 
 def is_remote(root: str | os.PathLike[str]) -> bool:
@@ -74,8 +92,9 @@ class TenantData:
         """Remove a conversation's source; False when there was none."""
         raise NotImplementedError
 
-    def index_steps(self, tenant: str, conversation_ids: set[str] | None) -> list[IndexStep]:
-        """What an index run does for these conversations (None: all of the tenant's sources)."""
+    def index_plan(self, tenant: str, conversation_ids: set[str] | None) -> IndexPlan:
+        """An index run for these conversations (None: all of the tenant's sources), with whatever else the
+        root knows to be unindexed."""
         raise NotImplementedError
 
     def write_stamp(self, tenant: str, stamp: int | None) -> None:
@@ -142,13 +161,13 @@ class LocalData(TenantData):
         except FileNotFoundError:
             return False
 
-    def index_steps(self, tenant: str, conversation_ids: set[str] | None) -> list[IndexStep]:
+    def index_plan(self, tenant: str, conversation_ids: set[str] | None) -> IndexPlan:
         paths = self.paths(tenant)
         if conversation_ids is None:  # one call: the engine's stamps skip unchanged files unread
             targets = [paths.src] if paths.src.is_dir() else []
         else:
             targets = [p for p in map(paths.conversation, sorted(conversation_ids)) if p.exists()]
-        return [_index_path(str(t)) for t in targets]
+        return IndexPlan([_index_path(str(t)) for t in targets])
 
     def write_stamp(self, tenant: str, stamp: int | None) -> None:
         write_stamp(self.paths(tenant).stamp, stamp)
@@ -262,11 +281,16 @@ class S3Data(TenantData):
     def write_conversation(self, tenant: str, conversation_id: str, lines: list[str]) -> None:
         body = "".join(f"{line}\n" for line in lines).encode("utf-8")
         self._client.put_object(Bucket=self.bucket, Key=self._conversation_key(tenant, conversation_id), Body=body)
+        # After the source, never before: a run that lists this marker then reads the source it announces.
+        marker = self.key(tenant, "pending", f"{conversation_id}.{uuid.uuid4().hex}")
+        self._client.put_object(Bucket=self.bucket, Key=marker, Body=b"")
 
     def delete_conversation(self, tenant: str, conversation_id: str) -> bool:
         key = self._conversation_key(tenant, conversation_id)
         existed = self._head(key) is not None
         self._client.delete_object(Bucket=self.bucket, Key=key)
+        for marker in self._pending(tenant).get(conversation_id, []):  # their names hold the id
+            self._client.delete_object(Bucket=self.bucket, Key=marker)
         return existed
 
     def _head(self, key: str) -> dict[str, Any] | None:
@@ -288,9 +312,31 @@ class S3Data(TenantData):
                 if name.endswith(SUFFIX) and "/" not in name:
                     yield name[: -len(SUFFIX)], obj["LastModified"].timestamp()
 
-    def index_steps(self, tenant: str, conversation_ids: set[str] | None) -> list[IndexStep]:
-        ids = sorted(conversation_ids) if conversation_ids is not None else sorted(c for c, _ in self._sources(tenant))
-        return [self._index_object(tenant, c) for c in ids]
+    def _pending(self, tenant: str) -> dict[str, list[str]]:
+        """{conversation id: its markers' keys} of the writes no index run has completed."""
+        prefix = self.key(tenant, "pending") + "/"
+        out: dict[str, list[str]] = {}
+        for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            for obj in page.get("Contents", []):
+                cid, dot, _token = obj["Key"][len(prefix):].rpartition(".")
+                if dot and cid:
+                    out.setdefault(cid, []).append(obj["Key"])
+        return out
+
+    def index_plan(self, tenant: str, conversation_ids: set[str] | None) -> IndexPlan:
+        pending = self._pending(tenant)  # before any source is read (see the module doc)
+        if conversation_ids is None:
+            ids = {c for c, _ in self._sources(tenant)} | set(pending)
+        else:
+            ids = conversation_ids | set(pending)
+        markers = [k for keys in pending.values() for k in keys]
+
+        def done() -> None:
+            for i in range(0, len(markers), 1000):  # DeleteObjects takes up to 1,000 keys
+                batch = [{"Key": k} for k in markers[i:i + 1000]]
+                self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+
+        return IndexPlan([self._index_object(tenant, c) for c in sorted(ids)], done)
 
     def _index_object(self, tenant: str, conversation_id: str) -> IndexStep:
         key = self._conversation_key(tenant, conversation_id)
@@ -309,31 +355,10 @@ class S3Data(TenantData):
         return step
 
     def write_stamp(self, tenant: str, stamp: int | None) -> None:
-        key = self.key(tenant, "indexed.stamp")
-        if stamp is None:
-            self._client.delete_object(Bucket=self.bucket, Key=key)
-        else:
-            self._client.put_object(Bucket=self.bucket, Key=key, Body=str(stamp).encode())
-
-    def _read_stamp(self, tenant: str) -> int | None:
-        from botocore.exceptions import ClientError  # type: ignore[import-untyped]
-
-        try:
-            body = self._client.get_object(Bucket=self.bucket, Key=self.key(tenant, "indexed.stamp"))["Body"].read()
-            return int(body.decode().strip())
-        except ClientError as e:
-            if e.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
-                return None
-            raise
-        except ValueError:
-            return None
+        pass  # the markers say what is unindexed (module doc)
 
     def stale(self, tenant: str) -> set[str] | None:
-        stamp = self._read_stamp(tenant)
-        if stamp is None:
-            return None
-        since = stamp / 1e9 - CLOCK_SKEW_S
-        return {c for c, modified in self._sources(tenant) if modified >= since}
+        return set(self._pending(tenant))
 
     def has_sources(self, tenant: str) -> bool:
         r = self._client.list_objects_v2(Bucket=self.bucket, Prefix=self.key(tenant, "src") + "/", MaxKeys=1)
@@ -355,6 +380,14 @@ def s3_client() -> Any:
     style = "virtual" if os.environ.get("AWS_VIRTUAL_HOSTED_STYLE_REQUEST", "").lower() in ("1", "true") else "path"
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
     endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or None
-    config = Config(s3={"addressing_style": style}, retries={"max_attempts": 5, "mode": "standard"},
+    config = Config(s3={"addressing_style": style}, retries={"max_attempts": 5, "mode": "standard"}, read_timeout=READ_TIMEOUT_S,
                     max_pool_connections=32)
-    return boto3.session.Session().client("s3", region_name=region, endpoint_url=endpoint, config=config)
+    client = boto3.session.Session().client("s3", region_name=region, endpoint_url=endpoint, config=config)
+    # No `Expect: 100-continue` on uploads. Our bodies are small (a conversation, a marker), so waiting for
+    # the server's go-ahead saves nothing; and a server that answers an empty body at once without a 100
+    # (SeaweedFS does) leaves urllib3's connection out of step, so the next request on it hung for the 60 s
+    # read timeout.
+    from botocore.handlers import add_expect_header  # type: ignore[import-untyped]
+
+    client.meta.events.unregister("before-call.s3", add_expect_header)
+    return client

@@ -47,6 +47,9 @@ class TenantRegistry:
     def open_count(self) -> int:
         return len(self._open)
 
+    def open_tenants(self) -> list[str]:
+        return list(self._open)
+
     async def acquire(self, tenant: str) -> tuple[Any, Callable[[], None]]:
         """The tenant's engine and a release function; the engine stays open until release is called.
 
