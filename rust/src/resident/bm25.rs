@@ -5,6 +5,7 @@
 //! same analyzer as Lance's FTS index (`analyzer::Bm25Analyzer`), so a passage ranks here as it does there.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
@@ -12,7 +13,7 @@ const B: f32 = 0.75;
 /// Postings of a growing set of documents, numbered in the order they were added.
 #[derive(Debug, Clone, Default)]
 pub struct Bm25Index {
-    terms: HashMap<String, u32>,
+    terms: HashMap<String, u32, BuildHasherDefault<Fnv1a>>,
     /// Per term id: (document, term frequency), documents in increasing order.
     postings: Vec<Vec<(u32, u32)>>,
     doc_len: Vec<u32>,
@@ -22,6 +23,41 @@ pub struct Bm25Index {
 fn idf(docs_with_term: usize, docs: usize) -> f32 {
     let (n, big_n) = (docs_with_term as f32, docs as f32);
     ((big_n - n + 0.5) / (n + 0.5) + 1.0).ln()
+}
+
+/// FNV-1a: terms are short strings, looked up once per distinct term of every document while a memory is
+/// loaded; std's SipHash (built against hash flooding, which a user's own memory cannot mount) cost several
+/// times more there.
+#[derive(Default)]
+pub struct Fnv1a(u64);
+
+impl Hasher for Fnv1a {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A document's distinct terms with their counts, and its length in terms: what `push_counts` adds. Taken
+/// apart from the index so that loading a memory can do it on several threads.
+pub fn term_counts(mut terms: Vec<String>) -> (Vec<(String, u32)>, u32) {
+    let len = terms.len() as u32;
+    terms.sort_unstable();
+    let mut counts: Vec<(String, u32)> = Vec::with_capacity(terms.len());
+    for t in terms {
+        match counts.last_mut() {
+            Some((last, n)) if *last == t => *n += 1,
+            _ => counts.push((t, 1)),
+        }
+    }
+    (counts, len)
 }
 
 /// Documents whose scores `lower_bound` ranks, per document wanted.
@@ -51,25 +87,27 @@ impl Bm25Index {
 
     /// Adds the next document, given its analysed terms.
     pub fn push(&mut self, terms: &[String]) {
+        let (counts, len) = term_counts(terms.to_vec());
+        self.push_counts(counts, len);
+    }
+
+    /// Adds the next document, given `term_counts` of its analysed terms.
+    pub fn push_counts(&mut self, counts: Vec<(String, u32)>, len: u32) {
         let doc = self.doc_len.len() as u32;
-        let mut tf: HashMap<&str, u32> = HashMap::new();
-        for t in terms {
-            *tf.entry(t.as_str()).or_default() += 1;
-        }
-        for (t, n) in tf {
-            let id = match self.terms.get(t) {
+        for (t, n) in counts {
+            let id = match self.terms.get(t.as_str()) {
                 Some(&id) => id,
                 None => {
                     let id = self.postings.len() as u32;
-                    self.terms.insert(t.to_string(), id);
+                    self.terms.insert(t, id);
                     self.postings.push(Vec::new());
                     id
                 }
             };
             self.postings[id as usize].push((doc, n));
         }
-        self.doc_len.push(terms.len() as u32);
-        self.total_len += terms.len() as u64;
+        self.doc_len.push(len);
+        self.total_len += len as u64;
     }
 
     /// The `n` best documents for the query terms among those `allow` accepts, best first, with their BM25

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use crate::analyzer::{id_terms, with_bm25_analyzer};
 use crate::record::StoredChunk;
-use bm25::Bm25Index;
+use bm25::{term_counts, Bm25Index};
 use dense::{encode, Int8Vectors};
 
 /// A query vector coded for the resident scan.
@@ -51,7 +51,8 @@ pub struct Resident {
 pub struct Prepared {
     rows: Vec<StoredChunk>,
     codes: Vec<CodedQuery>,
-    terms: Vec<Vec<String>>,
+    /// Each row's distinct BM25 terms with their counts, and its length in terms (`bm25::term_counts`).
+    terms: Vec<(Vec<(String, u32)>, u32)>,
     identifiers: Vec<Box<[String]>>,
 }
 
@@ -72,12 +73,14 @@ const PARALLEL_MIN_ROWS: usize = 256;
 /// At most this many threads analyse one batch.
 const MAX_ANALYSE_THREADS: usize = 8;
 
-/// Each row's BM25 terms and identifier terms. Analysis (tokenising and stemming the text and its context)
-/// is most of the cost of loading a memory into RAM, about 40 µs a row: a tenant's first recall after its
-/// memory is opened waits for all of it, so a large batch is split across the machine's cores.
-fn analyse(rows: &[StoredChunk], fts: &[String]) -> (Vec<Vec<String>>, Vec<Box<[String]>>) {
-    fn serial(rows: &[StoredChunk], fts: &[String]) -> (Vec<Vec<String>>, Vec<Box<[String]>>) {
-        let terms = with_bm25_analyzer(|a| fts.iter().map(|f| a.document(f)).collect());
+/// Each row's BM25 term counts and identifier terms. Analysis (tokenising and stemming the text and its
+/// context, counting terms) was about half the cost of loading a memory into RAM: a tenant's first recall
+/// after its memory is opened waits for all of it, so a large batch is split across the machine's cores.
+type Analysed = (Vec<(Vec<(String, u32)>, u32)>, Vec<Box<[String]>>);
+
+fn analyse(rows: &[StoredChunk], fts: &[String]) -> Analysed {
+    fn serial(rows: &[StoredChunk], fts: &[String]) -> Analysed {
+        let terms = with_bm25_analyzer(|a| fts.iter().map(|f| term_counts(a.document(f))).collect());
         (terms, rows.iter().map(|r| id_terms(&r.chunk.text).into_boxed_slice()).collect())
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_ANALYSE_THREADS);
@@ -124,11 +127,16 @@ impl Resident {
     /// Adds prepared rows (vectors of another dimension are a caller bug: the memory is stamped with one).
     pub fn extend(&mut self, p: Prepared) {
         self.identifiers.extend(p.identifiers);
-        for ((row, (codes, scale)), terms) in p.rows.into_iter().zip(p.codes).zip(p.terms) {
+        for ((row, (codes, scale)), (counts, len)) in p.rows.into_iter().zip(p.codes).zip(p.terms) {
             let i = self.rows.len() as u32;
             self.vectors.push(&codes, scale);
-            self.bm25.push(&terms);
-            self.sessions.entry(row.chunk.session_id.clone()).or_default().push(i);
+            self.bm25.push_counts(counts, len);
+            match self.sessions.get_mut(&row.chunk.session_id) {
+                Some(rows) => rows.push(i),
+                None => {
+                    self.sessions.insert(row.chunk.session_id.clone(), vec![i]);
+                }
+            }
             self.rows.push(row);
         }
     }
@@ -230,7 +238,7 @@ mod tests {
         let (terms, identifiers) = analyse(&rows, &fts);
         assert_eq!((terms.len(), identifiers.len()), (n, n));
         for (i, (t, ids)) in terms.iter().zip(&identifiers).enumerate() {
-            let serial = with_bm25_analyzer(|a| a.document(&fts[i]));
+            let serial = with_bm25_analyzer(|a| term_counts(a.document(&fts[i])));
             assert_eq!(t, &serial, "row {i}");
             assert!(ids.iter().any(|x| x.contains(&format!("{i}"))), "row {i}: {ids:?}");
         }
