@@ -5,7 +5,7 @@ it sizes itself (the recall service keeps one for recalls and one for index runs
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -94,12 +94,15 @@ class Engine:
             raise InvalidInputError(str(e)) from None
         return self._inner.index_sources(todo, unchanged, progress)
 
-    def index_lines(self, key: str, lines: Iterable[str]) -> IndexReport:
-        """Indexes ``.funes.jsonl`` lines held in memory (a source read from object storage, say); ``key``
-        names them in bad-line reports. Only new chunks are embedded: a turn already stored is skipped by
-        its id, so the same lines twice add nothing."""
-        numbered = [(n, line) for n, line in enumerate(lines, start=1) if line.strip()]
-        return self._inner.index_sources([(key, None, numbered, [])], 0, None)
+    def index_lines(self, sources: Iterable[tuple[str, Iterable[str]]]) -> IndexReport:
+        """Indexes ``.funes.jsonl`` lines held in memory (sources read from object storage, say), in one run:
+        ``sources`` yields ``(key, lines)``, read as the run goes; ``key`` names the lines in bad-line
+        reports. Only new chunks are embedded: a turn already stored is skipped by its id, so the same lines
+        twice add nothing."""
+        items: Iterator[tuple[str, None, list[tuple[int, str]], list[tuple[int, str]]]] = (
+            (key, None, [(n, line) for n, line in enumerate(lines, start=1) if line.strip()], []) for key, lines in sources
+        )
+        return self._inner.index_sources(items, 0, None)
 
     def recall(self, query: str, options: RecallOptions | None = None, **overrides: Any) -> list[Hit]:
         """Hybrid recall: dense + BM25 fused by reciprocal rank, recency-weighted, top ``k`` with neighbours.

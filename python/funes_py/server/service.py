@@ -62,6 +62,7 @@ class Service:
         self._recall_options = config.recall_options()
         self._invalid_input: type[Exception] = ValueError
         self._background: set[asyncio.Task[None]] = set()
+        self._unopened_checked: dict[str, float] = {}  # tenant -> when `_reconcile_unopened` last looked
 
     # --- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -139,6 +140,8 @@ class Service:
         try:
             assert self.registry is not None
             if not await self._has_memory(tenant):
+                if self.data.shared:  # writes of a replica that died before its first commit for this tenant
+                    self._reconcile_unopened(tenant)
                 return NO_MEMORY
             async with asyncio.timeout(self.config.recall_timeout_s):
                 hits = await self._recall(tenant, query)
@@ -211,15 +214,12 @@ class Service:
             return
         loop = asyncio.get_running_loop()
         async with self._index_slots:  # bounds open engines and CPU when many tenants index at once
-            log.info("index run started tenant=%s targets=%s", tenant,
-                     "all" if conversation_ids is None else len(plan.steps))
+            log.info("index run started tenant=%s targets=%s", tenant, "all" if plan.size is None else plan.size)
             t0 = time.perf_counter()
             added = skipped = bad = 0
             async with self.registry.lease(tenant) as engine:
                 for step in plan.steps:
                     report = await loop.run_in_executor(self._index_pool, step, engine)
-                    if report is None:  # forgotten since the run was planned
-                        continue
                     added += report.chunks_added
                     skipped += report.chunks_skipped
                     bad += len(report.bad_lines)
@@ -256,6 +256,15 @@ class Service:
         elif stale:
             log.info("recovering tenant=%s: %d conversation(s) newer than the stamp", tenant, len(stale))
             self.scheduler.schedule(tenant, stale)
+
+    def _reconcile_unopened(self, tenant: str) -> None:
+        """`_reconcile` for a tenant without a memory yet, at most once per FUNES_RECONCILE_S: nothing opens
+        it (recall answers at once that there is nothing), yet another replica may have acknowledged its
+        first writes and died before indexing them."""
+        now = time.monotonic()
+        if now - self._unopened_checked.get(tenant, -self.config.reconcile_s) >= self.config.reconcile_s:
+            self._unopened_checked[tenant] = now
+            self._reconcile(tenant)
 
     def _reconcile(self, tenant: str) -> None:
         """A replica opened `tenant` from the shared store: index what no run has taken in yet (in the
