@@ -58,6 +58,14 @@ class DataRoot:
             return {"FUNES_DATA": self.uri}
         return {"FUNES_DATA": self.uri, "FUNES_STATE_DIR": str(self.workdir / f"state{replica}"), **self.s3.env()}
 
+    def tenant_names(self) -> list[str]:
+        """The names of the tenants stored (directories, or first key components under the prefix)."""
+        if self.s3 is None:
+            root = Path(self.uri)
+            return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+        prefix = self.uri.removeprefix(f"s3://{self.s3.bucket}/") + "/"
+        return sorted({k[len(prefix):].split("/", 1)[0] for k in self.s3.client().list_objects_v2(self.s3.bucket, prefix=prefix)})
+
     def source(self, tenant: str, conversation_id: str) -> str | None:
         """The stored source file of a conversation; None when there is none."""
         name = f"src/{conversation_id}.funes.jsonl"

@@ -15,14 +15,14 @@ from funes_py.server.demo_data import (
     NEGATIVE_QUESTION,
 )
 from funes_py.server.passages import NO_MEMORY, UNAVAILABLE, passage_count
-from service_helpers import ALICE, BOB, CAROL, Server, ingest_demo
+from service_helpers import ALICE, BOB, CAROL, DataRoot, Server, ingest_demo
 
 pytestmark = pytest.mark.models
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("isolation") / "data").start()
+def server(data_root: DataRoot) -> Iterator[Server]:
+    s = Server(data_root).start()
     try:
         ingest_demo(s)
         s.wait_indexed()
@@ -67,9 +67,9 @@ def test_negative_control(server: Server) -> None:
 
 def test_a_user_without_memory(server: Server) -> None:
     assert server.recall(CAROL, "N-11 upgrade") == NO_MEMORY
-    assert not (server.data / tenant_id("carol")).exists()  # reading creates nothing
+    assert tenant_id("carol") not in server.root.tenant_names()  # reading creates nothing
 
 
 def test_directory_names_do_not_reveal_users(server: Server) -> None:
-    names = [p.name for p in server.data.iterdir()]
+    names = server.root.tenant_names()
     assert len(names) == 2 and all(len(n) == 24 and set(n) <= set("0123456789abcdef") for n in names)

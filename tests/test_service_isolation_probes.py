@@ -14,7 +14,7 @@ import httpx
 import jwt
 import pytest
 
-from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, Server
+from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, DataRoot, Server
 
 pytestmark = pytest.mark.models
 
@@ -23,8 +23,8 @@ TEXT = f"The Lisbon chiller {MARKER} compressor was swapped on Tuesday; the warr
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("probes") / "data").start()
+def server(data_root: DataRoot) -> Iterator[Server]:
+    s = Server(data_root).start()
     try:
         body = {"user": "alice", "conversation_id": "chiller", "turns": [
             {"role": "user", "text": TEXT, "ts": "2026-10-05T10:00:00Z"}]}

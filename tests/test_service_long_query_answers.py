@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from funes_py.server.passages import EMPTY_QUERY, INTRO, NOTHING_FOUND, passage_count
-from service_helpers import ALICE, Server
+from service_helpers import ALICE, DataRoot, Server
 
 pytestmark = pytest.mark.models
 
@@ -21,9 +21,9 @@ HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "app
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(data_root: DataRoot) -> Iterator[Server]:
     # A small answer cap, so a chunk of the long word (1,200 characters) never fits and must be cut.
-    s = Server(tmp_path_factory.mktemp("long-query") / "data", env={"FUNES_RECALL_MAX_CHARS": "300"}).start()
+    s = Server(data_root, env={"FUNES_RECALL_MAX_CHARS": "300"}).start()
     try:
         turns = [{"role": "user", "text": "The Lisbon chiller QV-8812 compressor was swapped on Tuesday.",
                   "ts": "2026-10-05T10:00:00Z"},
