@@ -5,6 +5,7 @@ that server (`data_root`), and a writer of .funes.jsonl files."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -37,6 +38,48 @@ def write_conversation(
             }
             f.write(json.dumps(row) + "\n")
     return path
+
+
+# Prints one JSON line: {"ok": chunks added} or {"error": class name, "message": ..., "seconds": ...}.
+_INDEX_SCRIPT = """
+import json, sys, time
+from funes_py import Engine, Models
+models = Models.load()
+print(json.dumps({"ready": True}), flush=True)
+sys.stdin.readline()  # every process starts indexing at the same moment
+t0 = time.monotonic()
+try:
+    report = Engine(sys.argv[1], models=models).index(sys.argv[2])
+    print(json.dumps({"ok": report.chunks_added, "embedded": report.texts_embedded,
+                      "seconds": time.monotonic() - t0}), flush=True)
+except Exception as e:
+    print(json.dumps({"error": type(e).__name__, "message": str(e)[:300], "seconds": time.monotonic() - t0}), flush=True)
+"""
+
+
+def index_at_once(home, sources, envs=None) -> list[dict]:
+    """`Engine(home).index(source)` in one process per source, all released at the same moment once every
+    one has loaded its models; `envs` (one dict per process) adds to the environment, e.g. a state
+    directory of its own, as on another machine. Returns each process's JSON line."""
+    import subprocess
+    import sys
+
+    envs = envs or [{} for _ in sources]
+    procs = [subprocess.Popen([sys.executable, "-c", _INDEX_SCRIPT, str(home), str(src)], env={**os.environ, **env},
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for src, env in zip(sources, envs, strict=True)]  # fmt: skip
+    for p in procs:  # models loaded in all before any starts
+        assert p.stdout is not None and json.loads(p.stdout.readline()) == {"ready": True}
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=900)
+        assert p.returncode == 0, stderr[-2000:]
+        out.append(json.loads(stdout.strip().splitlines()[-1]))
+    return out
 
 
 @pytest.fixture(scope="module", params=["local", "s3"])

@@ -5,17 +5,13 @@ would: each its own local state) without losing a commit. Real Lance, real model
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import write_conversation
+from conftest import index_at_once, write_conversation
 
 pytestmark = pytest.mark.models
 
@@ -108,17 +104,6 @@ def test_another_engine_opens_the_memory_from_the_bucket_and_sees_new_commits(s3
     assert hits and hits[0].session_id == "new", "the replica did not see the other engine's commit"
 
 
-INDEX_SCRIPT = """
-import json, sys
-from funes_py import Engine, Models
-models = Models.load()
-print(json.dumps({"ready": True}), flush=True)
-sys.stdin.readline()
-report = Engine(sys.argv[1], models=models).index(sys.argv[2])
-print(json.dumps({"ok": report.chunks_added}), flush=True)
-"""
-
-
 def test_two_machines_index_one_bucket_memory_at_once(s3_env, models, tmp_path):
     """Two processes with separate local state (two machines: no shared lock) index one memory at the same
     moment. Lance commits through conditional PUT and retries on a conflict: both runs complete, every
@@ -134,22 +119,8 @@ def test_two_machines_index_one_bucket_memory_at_once(s3_env, models, tmp_path):
                                [("user", f"{tag.upper()} log {n}.{i}: pump P-{n * 50 + i} ran {i + 2} hours; work order "
                                          f"WO-{tag}{n:03d}{i:02d}.") for i in range(6)])  # fmt: skip
         sources.append(root)
-    procs = []
-    for i, src in enumerate(sources):
-        env = {**s3_env.env(), "FUNES_STATE_DIR": str(tmp_path / f"machine{i}")}
-        procs.append(subprocess.Popen([sys.executable, "-c", INDEX_SCRIPT, uri, str(src)], env={**os.environ, **env},
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))  # fmt: skip
-    for p in procs:
-        assert p.stdout is not None and json.loads(p.stdout.readline()) == {"ready": True}
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    results = []
-    for p in procs:
-        out, err = p.communicate(timeout=900)
-        assert p.returncode == 0, err[-2000:]
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    envs = [{**s3_env.env(), "FUNES_STATE_DIR": str(tmp_path / f"machine{i}")} for i in range(len(sources))]
+    results = index_at_once(uri, sources, envs)
     assert [r["ok"] for r in results] == [72, 72], results
 
     engine = Engine(uri, models=models)

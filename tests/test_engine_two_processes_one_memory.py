@@ -6,7 +6,6 @@ process writes afterwards. Real processes, real Lance on disk, real models."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
@@ -14,25 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_conversation
+from conftest import index_at_once, write_conversation
 
 pytestmark = pytest.mark.models
-
-# Prints one JSON line: {"ok": chunks added} or {"error": class name, "message": ..., "seconds": ...}.
-INDEX_SCRIPT = """
-import json, sys, time
-from funes_py import Engine, Models
-models = Models.load()
-print(json.dumps({"ready": True}), flush=True)
-sys.stdin.readline()  # both processes start indexing at the same moment
-t0 = time.monotonic()
-try:
-    report = Engine(sys.argv[1], models=models).index(sys.argv[2])
-    print(json.dumps({"ok": report.chunks_added, "embedded": report.texts_embedded,
-                      "seconds": time.monotonic() - t0}), flush=True)
-except Exception as e:
-    print(json.dumps({"error": type(e).__name__, "message": str(e)[:300], "seconds": time.monotonic() - t0}), flush=True)
-"""
 
 
 def history(root: Path, tag: str, conversations: int, turns: int) -> Path:
@@ -41,23 +24,6 @@ def history(root: Path, tag: str, conversations: int, turns: int) -> Path:
                            [("user", f"{tag.upper()} log {n}.{i}: pump P-{n * 50 + i} ran {i + 2} hours at "
                                      f"{40 + i} degrees; work order WO-{tag}{n:03d}{i:02d}.") for i in range(turns)])
     return root
-
-
-def run_two(home: Path, sources: list[Path]) -> list[dict]:
-    procs = [subprocess.Popen([sys.executable, "-c", INDEX_SCRIPT, str(home), str(src)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for src in sources]
-    for p in procs:  # models loaded in both before either starts
-        assert p.stdout is not None and json.loads(p.stdout.readline()) == {"ready": True}
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    out = []
-    for p in procs:
-        stdout, _ = p.communicate(timeout=600)
-        assert p.returncode == 0, stdout
-        out.append(json.loads(stdout.strip().splitlines()[-1]))
-    return out
 
 
 def check_outcomes(results: list[dict]) -> None:
@@ -76,7 +42,7 @@ def test_two_processes_index_one_memory(tmp_path: Path, models, fresh: bool) -> 
     if not fresh:
         Engine(home, models=models).index(str(history(tmp_path / "seed", "s", 2, 5)))
     sources = [history(tmp_path / "a", "a", 30, 20), history(tmp_path / "b", "b", 30, 20)]
-    results = run_two(home, sources)
+    results = index_at_once(home, sources)
     print("two index runs at once:", results)
     check_outcomes(results)
 
