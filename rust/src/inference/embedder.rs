@@ -22,14 +22,14 @@ pub struct Embedder {
 }
 
 impl Embedder {
-    /// Loads a converted model directory with a pool of `pool` one-thread sessions and, with
-    /// `query_threads` > 1, a session with that many threads for single queries (see `onnx`).
+    /// Loads a converted model directory with a pool of `pool` one-thread sessions and a session with
+    /// `query_threads` threads for single queries (see `onnx`).
     pub fn load(dir: &Path, pool: usize, query_threads: usize) -> Result<Self> {
         let spec = ModelSpec::read(dir)?;
         if spec.kind != ModelKind::Embedder {
             return Err(Error::model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.min(super::cores()))? })
+        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.clamp(1, super::cores()))? })
     }
 
     pub fn spec(&self) -> &ModelSpec {

@@ -1,10 +1,12 @@
 //! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`). The
 //! embedder's pool sessions use one intra-op thread each (indexing and concurrent recalls get their
-//! parallelism from several sessions at once), plus, when asked for (`query_threads` > 1), one latency
-//! session with that many threads that a single query takes when it is free: a query embedding is the
-//! largest step of a warm recall, and two threads cut it from about 7 ms to 3.5 ms (MiniLM, one 20-token
-//! query). Two threads cost about 1.5 times the CPU of one, so a server answering many recalls at once
-//! gets more of them per second with one (see `DEFAULT_QUERY_THREADS`). The
+//! parallelism from several sessions at once), plus one latency session with `query_threads` threads that a
+//! single query takes when it is free. It exists even with one thread: without it a query waited for a pool
+//! session, and while an index run keeps every pool session busy with batches (seconds each for long
+//! texts), another tenant's recall waited up to its timeout (10 s) behind them. With two threads it also
+//! cuts a query embedding, the largest step of a warm recall, from about 7 ms to 3.5 ms (MiniLM, one
+//! 20-token query); two threads cost about 1.5 times the CPU of one, so a server answering many recalls at
+//! once gets more of them per second with one (see `DEFAULT_QUERY_THREADS`). The
 //! reranker uses one session with threads for every core (a rerank is one big job, and each session holds its
 //! own copy of the weights: a base-sized cross-encoder is 1.1 GB).
 
@@ -30,7 +32,7 @@ pub(super) struct OnnxModel {
     pub spec: ModelSpec,
     tokenizer: Tokenizer,
     sessions: Vec<Mutex<Session>>,
-    /// For single texts: more threads, so one query finishes sooner.
+    /// For single texts (queries): never queued behind a batch, and with more threads when asked for.
     latency: Option<Mutex<Session>>,
     next: AtomicUsize,
     pad_id: u32,
@@ -38,7 +40,7 @@ pub(super) struct OnnxModel {
 }
 
 impl OnnxModel {
-    /// `latency_threads` > 1 adds the latency session with that many threads.
+    /// `latency_threads` > 0 adds the latency session with that many threads.
     pub fn load(dir: &Path, spec: ModelSpec, pool: usize, intra_threads: usize, latency_threads: usize) -> Result<Self> {
         super::init_ort(None)?;
         let onnx = dir.join("model.onnx");
@@ -69,7 +71,7 @@ impl OnnxModel {
                 .commit_from_file(&onnx)?)
         };
         let sessions = (0..pool.max(1)).map(|_| session(intra_threads).map(Mutex::new)).collect::<Result<Vec<_>>>()?;
-        let latency = if latency_threads > 1 { Some(Mutex::new(session(latency_threads)?)) } else { None };
+        let latency = if latency_threads > 0 { Some(Mutex::new(session(latency_threads)?)) } else { None };
         let output = sessions[0].lock().unwrap().outputs().first().map(|o| o.name().to_string()).unwrap_or_default();
         Ok(Self { spec, tokenizer, sessions, latency, next: AtomicUsize::new(0), pad_id, output })
     }
