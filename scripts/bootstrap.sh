@@ -45,9 +45,11 @@ start=$(date +%s)
 "$PY" -m maturin build --release --out dist --interpreter "$PY" >&2
 echo "bootstrap: engine built in $(( $(date +%s) - start ))s (target dir $CARGO_TARGET_DIR)" >&2
 wheel=$(ls dist/funes_py-*.whl)
-# The default embedder's companion wheel (int8 MiniLM, data only), which funes_py requires.
+# The default embedder's companion wheel (int8 MiniLM, data only), which funes_py requires. It is made by the
+# engine's own quantiser, so the engine goes in first (without its dependencies: the companion is one of them).
+"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel"
 "$PY" scripts/model_wheel.py dist
-"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps "$wheel" dist/funes_py_minilm_int8-*.whl
+"$PY" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps dist/funes_py_minilm_int8-*.whl
 "$PY" -m pip install -q --disable-pip-version-check --find-links dist "${wheel}[serve,test,bench,proxy,s3]"
 bash scripts/build-llama-server.sh >/dev/null
 "$PY" -c "import funes_py; print('funes_py', funes_py.__version__, 'installed', file=__import__('sys').stderr)"
