@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::home::Home;
 use crate::record::StoredChunk;
 use crate::resident::{self, Resident};
-use crate::store::{Commit, Filter, Store, ROW_COLUMNS};
+use crate::store::{Commit, Filter, LanceReads, Store, ROW_COLUMNS};
 
 /// Attempts at a resident build before settling for a copy that a concurrent commit already outdated (the
 /// next recall then builds again).
@@ -75,7 +75,7 @@ pub fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
 impl Memory {
     pub async fn open(home: &Home, keep_resident: bool) -> Result<Self> {
         Ok(Self {
-            store: Store::open(home).await?,
+            store: Store::open(home, if keep_resident { LanceReads::Writes } else { LanceReads::Recall }).await?,
             keep_resident,
             resident: RwLock::new(None),
             build: tokio::sync::Mutex::new(()),

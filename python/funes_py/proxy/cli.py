@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..malloc import limit_arenas
 from .config import DEFAULT_PORT, ENGINES, ProxyConfig
 
 
@@ -55,6 +56,7 @@ def run(args: Any) -> int:
         print("funes-py proxy: needs the proxy extra: pip install 'funes_py[proxy]'", file=sys.stderr)
         return 1
 
+    limit_arenas()  # before the archive's engine threads allocate (see funes_py.malloc)
     from .app import create_app
 
     uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level=cfg.log_level.lower(), log_config=None,

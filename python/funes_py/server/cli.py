@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..malloc import limit_arenas
 from .config import ServiceConfig
 
 
@@ -43,6 +44,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         print(f"funes-py serve: {e}", file=sys.stderr)
         return 2
     setup_logging(config.log_level)
+    limit_arenas()  # before any engine's threads allocate (see funes_py.malloc)
 
     import uvicorn  # the serve extra; imported late so `--help` works without it
 

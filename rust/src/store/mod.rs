@@ -37,16 +37,38 @@ use crate::record::{id_key, StoredChunk};
 const COMMIT_ATTEMPTS: usize = 5;
 /// How long a writer that lost the race to create the dataset waits for the winner's first commit.
 const CREATE_WAIT: Duration = Duration::from_secs(30);
-/// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish).
-pub const PRUNE_AFTER: Duration = Duration::from_secs(600);
+/// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish:
+/// a one-shot recall or a replica's scan takes seconds). Every index run makes a few versions, and each run
+/// costs more with every version kept (measured: 650 runs of one small conversation took 281 s with ten
+/// minutes kept, 177 s with twenty seconds), so a server writing all day keeps a minute's worth.
+pub const PRUNE_AFTER: Duration = Duration::from_secs(60);
 /// How often a handle looks for commits made by other processes.
 pub const READ_CONSISTENCY: Duration = Duration::from_secs(1);
-/// Lance's caches of index pages and of manifests and file metadata, shared by every memory of the process.
-/// Lance's defaults (6 GiB and 1 GiB per connection) let a server's memory grow with every index run: each
-/// run writes new index files, whose pages are cached and never read again. A warm engine answers recall
-/// from its resident copy, so the index cache serves only the one-shot Lance path and `exact` recalls.
-pub const INDEX_CACHE_BYTES: usize = 64 << 20;
-pub const METADATA_CACHE_BYTES: usize = 32 << 20;
+
+/// Which reads a memory sends to Lance: it sizes Lance's caches of index pages and of manifests and file
+/// metadata (see `session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LanceReads {
+    /// Recall goes through Lance's indexes (a one-shot engine, the CLI): index pages and metadata are read
+    /// again by the next query, so they are cached (64 and 32 MiB; Lance's own defaults, 6 GiB and 1 GiB,
+    /// are a server's whole memory).
+    Recall,
+    /// A resident copy answers recall; Lance only takes writes and refreshes indexes. Every index run writes
+    /// new index files and a new manifest, so what a cache kept is never read again: with the caches above
+    /// a server grew by their size and more (Lance under-counts its entries: 8 MiB caps grew an engine by
+    /// about 200 KB per index run), so these get 1 MiB each.
+    Writes,
+}
+
+impl LanceReads {
+    /// (index cache, metadata cache) in bytes.
+    fn cache_bytes(self) -> (usize, usize) {
+        match self {
+            Self::Recall => (64 << 20, 32 << 20),
+            Self::Writes => (1 << 20, 1 << 20),
+        }
+    }
+}
 
 impl From<lancedb::Error> for Error {
     fn from(e: lancedb::Error) -> Self {
@@ -61,15 +83,20 @@ impl From<lance::Error> for Error {
     }
 }
 
-/// The Lance session every store of this process shares (bounded caches, one object-store registry).
-fn session() -> Arc<lance::session::Session> {
-    static SESSION: OnceLock<Arc<lance::session::Session>> = OnceLock::new();
-    SESSION
-        .get_or_init(|| {
-            let registry = Arc::new(lance::io::ObjectStoreRegistry::default());
-            Arc::new(lance::session::Session::new(INDEX_CACHE_BYTES, METADATA_CACHE_BYTES, registry))
-        })
-        .clone()
+/// The Lance session every store of this process with these reads shares (bounded caches, one object-store
+/// registry each).
+fn session(reads: LanceReads) -> Arc<lance::session::Session> {
+    static RECALL: OnceLock<Arc<lance::session::Session>> = OnceLock::new();
+    static WRITES: OnceLock<Arc<lance::session::Session>> = OnceLock::new();
+    let cell = match reads {
+        LanceReads::Recall => &RECALL,
+        LanceReads::Writes => &WRITES,
+    };
+    cell.get_or_init(|| {
+        let (index, metadata) = reads.cache_bytes();
+        Arc::new(lance::session::Session::new(index, metadata, Arc::new(lance::io::ObjectStoreRegistry::default())))
+    })
+    .clone()
 }
 
 /// What `status` reports about the dataset.
@@ -102,12 +129,12 @@ pub struct Store {
 impl Store {
     /// Opens the memory at `home` (creating a local directory). Does not create the dataset: an empty memory
     /// has none until its first append. A remote memory's bucket must exist; its endpoint and credentials
-    /// come from the AWS variables (see `home`).
-    pub async fn open(home: &Home) -> Result<Self> {
+    /// come from the AWS variables (see `home`). `reads` sizes Lance's caches.
+    pub async fn open(home: &Home, reads: LanceReads) -> Result<Self> {
         if let Some(dir) = home.local() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         }
-        let conn = lancedb::connect(&home.uri()).read_consistency_interval(READ_CONSISTENCY).session(session()).execute().await?;
+        let conn = lancedb::connect(&home.uri()).read_consistency_interval(READ_CONSISTENCY).session(session(reads)).execute().await?;
         let store = Self { home: home.clone(), conn, table: RwLock::new(None) };
         store.table().await?;
         Ok(store)
