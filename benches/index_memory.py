@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benches.soak import slope
 from funes_py import Engine
 
 
@@ -42,13 +43,6 @@ def conversation(src: Path, i: int) -> Path:
     return f
 
 
-def slope(points: list[tuple[int, float]]) -> float:
-    n = len(points)
-    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
-    den = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / den if den else 0.0
-
-
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=400)
@@ -59,7 +53,7 @@ def main() -> int:
         src.mkdir()
         engine = Engine(Path(tmp) / "memory")
         start = time.perf_counter()
-        samples: list[tuple[int, float]] = []
+        samples: list[tuple[float, float]] = []
         for i in range(args.runs):
             engine.index(conversation(src, i))
             assert engine.recall(f"canary SK{i}-1", k=3), "the new conversation was not found"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -61,9 +63,6 @@ def index_at_once(home, sources, envs=None) -> list[dict]:
     """`Engine(home).index(source)` in one process per source, all released at the same moment once every
     one has loaded its models; `envs` (one dict per process) adds to the environment, e.g. a state
     directory of its own, as on another machine. Returns each process's JSON line."""
-    import subprocess
-    import sys
-
     envs = envs or [{} for _ in sources]
     procs = [subprocess.Popen([sys.executable, "-c", _INDEX_SCRIPT, str(home), str(src)], env={**os.environ, **env},
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -19,11 +19,11 @@ M_ARENA_MAX = -8
 ARENA_MAX = 2
 
 
-def limit_arenas(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+def limit_arenas() -> bool:
     """Caps glibc's malloc arenas at `ARENA_MAX` for this process, unless the operator chose a cap
     (`MALLOC_ARENA_MAX`, which glibc reads at start) or the C library is not glibc. Call it first thing in
     `main`, before threads allocate: arenas that exist stay. Returns whether the cap was set."""
-    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in environ:
+    if not sys.platform.startswith("linux") or "MALLOC_ARENA_MAX" in os.environ:
         return False
     libc = ctypes.CDLL(None)
     if not hasattr(libc, "gnu_get_libc_version"):  # musl and others: no glibc arenas to cap
