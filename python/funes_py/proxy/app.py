@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ..gc_freeze import freeze_startup
 from .config import ProxyConfig
 from .engines import EngineConfigError
 from .errors import ProxyError, bad_request, too_large, unauthorized, validate
@@ -69,6 +70,7 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await svc.start()
+        freeze_startup()  # what start-up built lives as long as the process (see gc_freeze)
         log.info("proxy on http://%s:%d -> %s (data in %s)", cfg.host, cfg.port, svc.upstream.base, cfg.data_dir)
         try:
             yield

@@ -15,6 +15,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from ..gc_freeze import freeze_startup
 from .auth import TenantTokenVerifier
 from .config import ServiceConfig
 from .mcp_guard import McpGuard
@@ -37,6 +38,7 @@ def create_app(config: ServiceConfig, models: Any = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await service.start()
+        freeze_startup()  # what start-up built lives as long as the process (see gc_freeze)
         try:
             async with mcp.session_manager.run():
                 log.info("serving on http://%s:%d (data in %s)", config.host, config.port, config.data_dir)
