@@ -1,6 +1,6 @@
 """The agent-archive proxy's benchmark, one command:
 
-    python -m benches.proxy_bench             # the 9-turn experiment at a 32K window + probe + performance
+    python -m benches.proxy_bench             # the 9-turn experiment at a 32K window + probe + freshness + performance
     python -m benches.proxy_bench --quick     # the same at an 8K window (performance and probe identical)
 
 Parts (each timed on this machine, 2 cores, everything on loopback):
@@ -22,6 +22,7 @@ Results: `benches/out/proxy[-quick].json` and the "proxy" section of benches/RES
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -130,7 +131,7 @@ def probe(data: Path, conv: str | None) -> dict[str, Any]:
 
 
 # --- performance ------------------------------------------------------------------------------------------
-def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: int = 40) -> dict[str, Any]:
+def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: int = 100) -> dict[str, Any]:
     """Client-observed latency through the proxy minus a direct replay of the body the engine got."""
     window = 131072
     out: dict[str, Any] = {}
@@ -150,6 +151,12 @@ def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: i
                     history.append({"role": "assistant", "content": "ok"})
                 proxy.wait_indexed(timeout=600)  # steady state: no index run left from growing the history
                 deltas, ttfb, own, masked = [], [], [], 0
+                stream_phases: dict[str, list[float]] = {}
+                # This process is the client and the engine, and holds every body the engine got: its own
+                # full collections (tens of ms) would land on either side of a pair at random. Off while
+                # timing, as timeit does.
+                gc.collect()
+                gc.disable()
                 for i in range(steady):  # small outputs (a directory listing): the history stays near its size
                     history += [sc.call_msg(f"c{k}", "bash", {"command": f"ls src/part{k}"}),
                                 {"role": "tool", "tool_call_id": f"c{k}", "content": f"part{k}/__init__.py\npart{k}/core.py\n"}]  # fmt: skip
@@ -166,15 +173,20 @@ def overhead(work: Path, targets: tuple[int, ...] = (30_000, 120_000), steady: i
                         continue  # a new decision (a mask batch): not steady state
                     if stream:
                         ttfb.append((t_first - d_first) * 1000)
+                        for k2, v in timing.items():
+                            stream_phases.setdefault(k2, []).append(v)
                     else:
                         deltas.append((t_proxy - t_direct) * 1000)
                         own.append(sum(v for k2, v in timing.items() if k2 != "upstream"))
+                gc.enable()
                 out[str(target)] = {
                     "history_tokens": tokens({"messages": history}), "sent_tokens": tokens(json.loads(engine.raw[-2])),
                     "p50_ms": round(pct(deltas, 0.5), 2), "p95_ms": round(pct(deltas, 0.95), 2), "n": len(deltas),
                     "own_p50_ms": round(pct(own, 0.5), 2), "own_p95_ms": round(pct(own, 0.95), 2),
                     "ttfb_p50_ms": round(pct(ttfb, 0.5), 2), "ttfb_p95_ms": round(pct(ttfb, 0.95), 2),
                     "requests_with_new_decisions": masked,
+                    "stream_phases_p50_ms": {k2: round(pct(v, 0.5), 2) for k2, v in stream_phases.items()},
+                    "stream_phases_p95_ms": {k2: round(pct(v, 0.95), 2) for k2, v in stream_phases.items()},
                 }  # fmt: skip
             out["found_within_s"] = freshness(proxy, engine, history)
             out["rss_mb"] = round(rss_mb(proxy), 1)
@@ -325,7 +337,7 @@ def render(res: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benches.proxy_bench")
     ap.add_argument("--quick", action="store_true", help="the 8K-window variant of the experiment")
-    ap.add_argument("--parts", default="experiment,performance", help="experiment,performance")
+    ap.add_argument("--parts", default="experiment,freshness,performance", help="experiment,freshness,performance")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
     t0 = time.time()
@@ -354,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
     res["meta"]["loadavg"] = os.getloadavg()
     OUT.mkdir(parents=True, exist_ok=True)
     out_file = OUT / f"proxy{'-quick' if args.quick else ''}.json"
-    if out_file.exists() and parts != {"experiment", "performance"}:  # one part rerun: keep the other's figures
+    if out_file.exists() and parts != {"experiment", "freshness", "performance"}:  # a part rerun: keep the rest
         previous = json.loads(out_file.read_text())
         res = {**previous, **res, "meta": {**res["meta"], "command": res["meta"]["command"] + f" --parts {args.parts}",
                                            "earlier": previous.get("meta")}}  # fmt: skip

@@ -65,7 +65,7 @@ def render(res: dict[str, Any]) -> str:
         out += ["", "Overhead = latency through the proxy minus the same client body sent straight to the engine "
                 "(both with the body encoded before the clock starts); the proxy's own work per request (its "
                 f"`server-timing` phases without the upstream call): p50 {ov['30000']['own_p50_ms']} ms at 30K, "
-                f"{ov['120000']['own_p50_ms']} ms at 120K.",
+                f"{ov['120000']['own_p50_ms']} ms at 120K." + _phases(ov["30000"]),
                 "", f"Histories: {ov['30000']['history_tokens']:,} tokens sent as {ov['30000']['sent_tokens']:,}; "
                 f"{ov['120000']['history_tokens']:,} sent as {ov['120000']['sent_tokens']:,} (hidden outputs). "
                 f"Steady-state requests measured: {ov['30000']['n']} and {ov['120000']['n']} (half of them streamed, for "
@@ -75,3 +75,12 @@ def render(res: dict[str, Any]) -> str:
                 f"{rc['chunks']:,} chunks, indexed in {rc['index_s']} s; p95 {rc['query_p95_ms']} ms; recall(id) p95 "
                 f"{rc['id_p95_ms']} ms.", ""]  # fmt: skip
     return "\n".join(out)
+
+
+def _phases(row: dict) -> str:
+    """The streamed requests' phases at 30K (p50), where the first-byte figure comes from."""
+    phases = row.get("stream_phases_p50_ms")
+    if not phases:
+        return ""
+    return " Streamed requests at 30K, p50 per phase up to the upstream's answer headers: " + ", ".join(
+        f"{k} {v} ms" for k, v in phases.items()) + "."
