@@ -8,8 +8,8 @@ Each measurement runs in its own child process, so its peak memory is its own:
 * `parse`: `sources.items()` over the export, every line built (masking included), nothing kept. Peak RSS
   is the whole process (Python + the adapter).
 * `index`: `Models.load()`, `Engine(home, resident=False)` on an empty memory, one short warm-up embedding:
-  RSS then is "the model at rest"; again after embedding 512 full-length chunks, "the model warmed" (ONNX
-  Runtime's arenas grow with the sequence length, by ~600 MB for MiniLM, whatever is being indexed). Then
+  RSS then is "the model at rest"; again after embedding 512 full-length chunks, "the model warmed" (before
+  the sessions ran without ONNX Runtime's arena, that warm-up kept ~600 MB for MiniLM). Then
   `Engine.index(export)`, sampled every 0.1 s for its peak RSS; the figures are the peak minus each baseline.
   Then the planted fact is recalled, to show the run indexed what it read.
 Excluded: generating the export (cached under benches/out/sources/). GB here is 10^9 bytes. Writes
@@ -63,15 +63,17 @@ def child_index(path: str) -> dict:
     import psutil
 
     from funes_py import Engine, Models
+    from funes_py.malloc import limit_arenas
 
+    limit_arenas()  # as `funes-py index` does
     proc = psutil.Process()
     models = Models.load()
     with tempfile.TemporaryDirectory(dir=DIR) as home:
         eng = Engine(Path(home) / "memory", models, resident=False)
         models.embed(["warm up the embedder with one batch"] * 32)
         rest = proc.memory_info().rss
-        # The embedder's own working memory (ONNX Runtime's arenas) grows with the sequence length: warm it on
-        # full-length chunks like the export's, so what is left above is what reading and indexing add.
+        # Warm the embedder on full-length chunks like the export's, so what is left above is what reading and
+        # indexing add (since the sessions run without ONNX Runtime's arena, little of that warm-up stays).
         models.embed(full_length_texts(512))
         base = proc.memory_info().rss
         peak = base

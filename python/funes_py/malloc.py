@@ -1,4 +1,5 @@
-"""The C allocator's arenas in a long-running funes_py process (the recall service, the proxy).
+"""The C allocator's arenas in a long-running funes_py process (the recall service, the proxy, the CLI's
+index runs).
 
 glibc gives each thread that allocates while another holds an arena an arena of its own, up to 8 per core,
 and gives little of a thread arena's freed memory back to the system. An index run allocates and frees on

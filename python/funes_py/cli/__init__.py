@@ -79,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code is not None:
         return code
     args = parser().parse_args(argv)
+    from ..malloc import limit_arenas
+
+    limit_arenas()  # before an index run's threads allocate (see funes_py.malloc)
     from ..errors import FunesError, MemoryLockedError, ModelMismatchError
     from ..sources import cli as sources_cli
     from . import memory, models
