@@ -15,12 +15,13 @@ use crate::error::{Error, Result};
 pub const EMBED_BATCH: usize = 32;
 
 /// A cap on one indexing batch's attention: texts × tokens² (the size of one head's attention scores).
-/// Attention grows with the square of the length, and what a batch allocates stays with the process
-/// (ONNX Runtime's arena, the allocator's free lists): 32 texts of 256 tokens left a warm proxy at 1 GB
-/// after indexing 1,200 chunks of code. Under this cap 32 texts of up to 64 tokens still make one batch, 256
-/// tokens go two at a time. Measured on 1,200 chunks of code (MiniLM, 2 cores, RSS after / seconds): no
-/// cap 1,000 MB; 32 × 128² 445 MB / 7.6 s; this cap 270 MB / 7.0 s; 32 × 32² 236 MB / 9.9 s (one long
-/// text per run). Short texts (200 characters) take 3.1 s at every cap.
+/// Attention grows with the square of the length, and what a batch allocated stayed with the process
+/// (ONNX Runtime's arena, since turned off in `onnx.rs`, and the allocator's free lists): 32 texts of 256
+/// tokens left a warm proxy at 1 GB after indexing 1,200 chunks of code. Under this cap 32 texts of up to
+/// 64 tokens still make one batch, 256 tokens go two at a time. Measured on 1,200 chunks of code (MiniLM,
+/// 2 cores, with the arena; RSS after / seconds): no cap 1,000 MB; 32 × 128² 445 MB / 7.6 s; this cap
+/// 270 MB / 7.0 s; 32 × 32² 236 MB / 9.9 s (one long text per run). Short texts (200 characters) take 3.1 s
+/// at every cap.
 pub const MAX_BATCH_ATTENTION: usize = 32 * 64 * 64;
 
 /// Threads for one query's embedding (capped at the machine's cores): 2 gives the lowest latency on an
