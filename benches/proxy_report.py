@@ -77,7 +77,7 @@ def render(res: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _phases(row: dict) -> str:
+def _phases(row: dict[str, Any]) -> str:
     """The streamed requests' phases at 30K (p50), where the first-byte figure comes from."""
     phases = row.get("stream_phases_p50_ms")
     if not phases:

@@ -125,15 +125,18 @@ impl Embedder {
     /// spread over the session pool on scoped threads. `progress` is called with the number of texts done.
     fn embed_many(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
         let workers = self.model.pool_size().min(texts.len().div_ceil(EMBED_BATCH)).max(1);
-        let mut encoded: Vec<(usize, Encoding)> =
-            on_workers(workers, texts.len(), |range| range.map(|i| Ok((i, self.model.encode(texts[i])?))).collect())?;
+        let share = texts.len().div_ceil(workers);
+        let mut encoded: Vec<(usize, Encoding)> = on_workers(workers, |w| {
+            let mine = (w * share).min(texts.len())..((w + 1) * share).min(texts.len());
+            mine.map(|i| Ok((i, self.model.encode(texts[i])?))).collect()
+        })?;
         encoded.sort_by_key(|(_, e)| e.get_ids().len());
         let (order, encodings): (Vec<usize>, Vec<Encoding>) = encoded.into_iter().unzip();
         let batches = batches(&encodings.iter().map(|e| e.get_ids().len()).collect::<Vec<_>>());
         let done = AtomicUsize::new(0);
         let next = AtomicUsize::new(0);
         let workers = self.model.pool_size().min(batches.len()).max(1);
-        let embedded: Vec<Indexed> = on_workers(workers, workers, |_| {
+        let embedded: Vec<Indexed> = on_workers(workers, |_| {
             let mut mine = Vec::new();
             while let Some(range) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
                 let vecs = self.embed_encoded(&encodings[range.clone()])?;
@@ -168,20 +171,19 @@ fn batches(lengths: &[usize]) -> Vec<Range<usize>> {
     out
 }
 
-/// Runs `work` on `workers` scoped threads, each given its share of `0..n`, and concatenates what they
-/// return (in worker order); the first error wins.
-fn on_workers<T: Send>(workers: usize, n: usize, work: impl Fn(Range<usize>) -> Result<Vec<T>> + Sync) -> Result<Vec<T>> {
-    let share = n.div_ceil(workers.max(1)).max(1);
+/// Runs `work(w)` for each worker `w` in `0..workers` on scoped threads and concatenates what they return
+/// (in worker order); the first error wins.
+fn on_workers<T: Send>(workers: usize, work: impl Fn(usize) -> Result<Vec<T>> + Sync) -> Result<Vec<T>> {
     let results: Vec<Result<Vec<T>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|w| {
                 let work = &work;
-                scope.spawn(move || work((w * share).min(n)..((w + 1) * share).min(n)))
+                scope.spawn(move || work(w))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(Error::model("embedding thread panicked")))).collect()
     });
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
     for r in results {
         out.extend(r?);
     }
