@@ -5,9 +5,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use tokenizers::Encoding;
-
-use super::onnx::OnnxModel;
+use super::onnx::{OnnxModel, Tokens};
 use super::spec::{ModelKind, ModelSpec, Pooling};
 use crate::error::{Error, Result};
 
@@ -86,7 +84,7 @@ impl Embedder {
     }
 
     /// Embeds tokenised texts as one padded batch.
-    fn embed_encoded(&self, encodings: &[Encoding]) -> Result<Vec<Vec<f32>>> {
+    fn embed_encoded(&self, encodings: &[Tokens]) -> Result<Vec<Vec<f32>>> {
         if encodings.is_empty() {
             return Ok(Vec::new());
         }
@@ -104,7 +102,7 @@ impl Embedder {
             let mut v = match self.model.spec.pooling {
                 Pooling::Cls => rows[..h].to_vec(),
                 Pooling::Mean => {
-                    let n = enc.get_ids().len().max(1);
+                    let n = enc.len().max(1);
                     let mut acc = vec![0f32; h];
                     for tok in rows.chunks_exact(h).take(n) {
                         acc.iter_mut().zip(tok).for_each(|(a, x)| *a += x);
@@ -126,13 +124,13 @@ impl Embedder {
     fn embed_many(&self, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
         let workers = self.model.pool_size().min(texts.len().div_ceil(EMBED_BATCH)).max(1);
         let share = texts.len().div_ceil(workers);
-        let mut encoded: Vec<(usize, Encoding)> = on_workers(workers, |w| {
+        let mut encoded: Vec<(usize, Tokens)> = on_workers(workers, |w| {
             let mine = (w * share).min(texts.len())..((w + 1) * share).min(texts.len());
             mine.map(|i| Ok((i, self.model.encode(texts[i])?))).collect()
         })?;
-        encoded.sort_by_key(|(_, e)| e.get_ids().len());
-        let (order, encodings): (Vec<usize>, Vec<Encoding>) = encoded.into_iter().unzip();
-        let batches = batches(&encodings.iter().map(|e| e.get_ids().len()).collect::<Vec<_>>());
+        encoded.sort_by_key(|(_, e)| e.len());
+        let (order, encodings): (Vec<usize>, Vec<Tokens>) = encoded.into_iter().unzip();
+        let batches = batches(&encodings.iter().map(Tokens::len).collect::<Vec<_>>());
         let done = AtomicUsize::new(0);
         let next = AtomicUsize::new(0);
         let workers = self.model.pool_size().min(batches.len()).max(1);
