@@ -33,6 +33,7 @@
 //! | 1     | `time`      | timestamps and date bounds                                           | yes   |
 //! | 0     | `error`     | one error type, one variant per Python exception class               | yes   |
 //! | 0     | `runtime`   | the one tokio runtime (fork-aware)                                   | no    |
+//! | 0     | `heap`      | gives the C allocator's freed memory back between a run's phases     | no    |
 //!
 //! # Where a new function goes
 //! Names Lance or Arrow, or writes SQL → `store`. Names ort or tokenizers → `inference`. Keeps the resident
@@ -59,6 +60,7 @@ pub mod analyzer;
 pub mod chunk;
 pub mod engine;
 pub mod error;
+pub mod heap;
 pub mod home;
 pub mod inference;
 pub mod ingest;

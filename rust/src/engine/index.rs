@@ -16,6 +16,7 @@ use super::Engine;
 use crate::analyzer::ANALYZER_VERSION;
 use crate::chunk::{chunk_turn, turn_contexts, Chunk};
 use crate::error::Result;
+use crate::heap::release_free_memory;
 use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, parse_lines, BadLine, ParsedFile};
 use crate::record::{id_key, StoredChunk};
@@ -228,14 +229,21 @@ impl Engine {
             }
         }
         run.flush()?;
-        if run.report.chunks_added > 0 || block_on(store.needs_index())? {
-            block_on(self.memory.refresh_indexes(false))?;
-        }
         let mut report = run.report;
         report.texts_embedded = run.vectors.embedded;
+        // The run's caches (up to `REUSE_MAX_TEXTS` vectors, every id seen) go before the refresh, which
+        // builds indexes over the whole memory and is a long run's peak.
+        drop((run.vectors, run.seen));
+        release_free_memory();
+        if report.chunks_added > 0 || block_on(store.needs_index())? {
+            block_on(self.memory.refresh_indexes(false))?;
+        }
         report.files = files_unchanged + keys.len();
         state.files.extend(stamps);
         state.save(self.home.state_dir())?;
+        // A service indexes every few seconds for days: what the run and its refresh freed goes back now
+        // rather than piling up in the allocator's arenas.
+        release_free_memory();
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
