@@ -15,8 +15,16 @@ use crate::error::Result;
 pub const VECTOR_INDEX_MIN_ROWS: usize = 10_000;
 /// Rows per IVF partition when the vector index is (re)built.
 pub const ROWS_PER_PARTITION: usize = 4_096;
+/// Training vectors per IVF partition and per PQ centroid (256 centroids) when the vector index is built:
+/// Lance's default of 256 loads 65,536 vectors (100 MB at 384 dimensions, several copies while training)
+/// whatever the memory's size, the peak of a first index over a large history.
+pub const VECTOR_INDEX_SAMPLE_RATE: u32 = 64;
 /// Compact once a memory has this many fragments (each append adds one).
 pub const COMPACT_FRAGMENTS: usize = 32;
+/// Memory for the posting lists a BM25 index build holds before it writes a partition out (MiB, all
+/// workers together). Lance's default is 2 GiB per worker, so a first build over a large history (a
+/// gigabyte-sized export: ~700,000 chunks) would hold every posting list at once.
+pub const FTS_BUILD_MEMORY_MB: u64 = 128;
 
 /// The indexes a memory should have: one list for `refresh_indexes`, which creates the missing ones, and
 /// `needs_index`, which asks whether any is missing.
@@ -45,11 +53,16 @@ impl Wanted {
 
     fn index(self, rows: usize) -> Index {
         match self {
-            Wanted::Fts => Index::FTS(FtsIndexBuilder::default()),
+            Wanted::Fts => Index::FTS(FtsIndexBuilder::default().memory_limit_mb(FTS_BUILD_MEMORY_MB)),
             Wanted::SessionId => Index::BTree(BTreeIndexBuilder::default()),
             Wanted::Vector => {
                 let partitions = (rows / ROWS_PER_PARTITION).max(1) as u32;
-                Index::IvfPq(IvfPqIndexBuilder::default().distance_type(DistanceType::Cosine).num_partitions(partitions))
+                Index::IvfPq(
+                    IvfPqIndexBuilder::default()
+                        .distance_type(DistanceType::Cosine)
+                        .num_partitions(partitions)
+                        .sample_rate(VECTOR_INDEX_SAMPLE_RATE),
+                )
             }
         }
     }
