@@ -153,10 +153,6 @@ impl Tokens {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
-    }
 }
 
 impl From<Encoding> for Tokens {
