@@ -22,12 +22,10 @@ import json
 import os
 import resource
 import shlex
-import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from .harness import child_json, meta
@@ -64,13 +62,12 @@ def child_parse(path: str) -> dict:
 def child_index(path: str) -> dict:
     import psutil
 
-    from funes_py import Engine, Models, sources
+    from funes_py import Engine, Models
     from funes_py.malloc import limit_arenas
 
     limit_arenas()  # as `funes-py index` does
     proc = psutil.Process()
     models = Models.load()
-    snapshot = os.environ.get("FUNES_BENCH_SNAPSHOT")
     with tempfile.TemporaryDirectory(dir=DIR) as home:
         memory = Path(home) / "memory"
         eng = Engine(memory, models, resident=False)
@@ -83,32 +80,20 @@ def child_index(path: str) -> dict:
         samples: list[tuple[float, int]] = []
         done = threading.Event()
         # The last progress call ends the embedding; what follows is the last append and the index refresh.
-        state = {"last_progress": 0.0, "read_all": False, "copy_seconds": 0.0}
+        state = {"last_progress": 0.0}
 
         def sample() -> None:
             while not done.wait(0.1):
                 samples.append((time.perf_counter(), proc.memory_info().rss))
 
         def progress(_done: int, _queued: int) -> None:
-            if snapshot and state["read_all"] and not state["copy_seconds"]:
-                # The run's last batch is about to embed and nothing is being written: a consistent copy of
-                # the memory as the final refresh will find it, less that batch (to measure the refresh alone).
-                c0 = time.perf_counter()
-                shutil.rmtree(snapshot, ignore_errors=True)
-                shutil.copytree(memory, snapshot)
-                state["copy_seconds"] = time.perf_counter() - c0
             state["last_progress"] = time.perf_counter()
-
-        def read(todo: Iterator) -> Iterator:
-            yield from todo
-            state["read_all"] = True
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         t0 = time.perf_counter()
-        todo, unchanged = sources.plan(path, None, eng._inner.unchanged)  # what `Engine.index` runs, observed
-        rep = eng._inner.index_sources(read(todo), unchanged, progress)
-        secs = time.perf_counter() - t0 - state["copy_seconds"]
+        rep = eng.index(path, progress=progress)
+        secs = time.perf_counter() - t0
         done.set()
         sampler.join()
         samples.append((time.perf_counter(), proc.memory_info().rss))
@@ -170,16 +155,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=1024, help="export size for the adapter-only run (MiB); 0 skips it")
     ap.add_argument("--index-mb", type=float, default=64, help="export size for the full index run (MiB); 0 skips it")
-    ap.add_argument("--snapshot", metavar="DIR", help="copy the memory as the final index refresh will find it (less the "
-                    "last batch) to DIR, to measure that refresh again alone; the copy's time is not counted")  # fmt: skip
     ap.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         kind, path = args.child
         print(json.dumps(child_parse(path) if kind == "parse" else child_index(path)))
         return 0
-    if args.snapshot:
-        os.environ["FUNES_BENCH_SNAPSHOT"] = str(Path(args.snapshot).resolve())
     command = "python -m benches.sources_bench " + shlex.join(argv if argv is not None else sys.argv[1:])
     saved = OUT / "sources-bench.json"
     # A part not run this time keeps its last figures (each row names the command that made it).
