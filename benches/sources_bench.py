@@ -69,8 +69,7 @@ def child_index(path: str) -> dict:
     proc = psutil.Process()
     models = Models.load()
     with tempfile.TemporaryDirectory(dir=DIR) as home:
-        memory = Path(home) / "memory"
-        eng = Engine(memory, models, resident=False)
+        eng = Engine(Path(home) / "memory", models, resident=False)
         models.embed(["warm up the embedder with one batch"] * 32)
         rest = proc.memory_info().rss
         # Warm the embedder on full-length chunks like the export's, so what is left above is what reading and
@@ -80,14 +79,15 @@ def child_index(path: str) -> dict:
         samples: list[tuple[float, int]] = []
         done = threading.Event()
         # The last progress call ends the embedding; what follows is the last append and the index refresh.
-        state = {"last_progress": 0.0}
+        last_progress = 0.0
 
         def sample() -> None:
             while not done.wait(0.1):
                 samples.append((time.perf_counter(), proc.memory_info().rss))
 
         def progress(_done: int, _queued: int) -> None:
-            state["last_progress"] = time.perf_counter()
+            nonlocal last_progress
+            last_progress = time.perf_counter()
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -98,8 +98,8 @@ def child_index(path: str) -> dict:
         sampler.join()
         samples.append((time.perf_counter(), proc.memory_info().rss))
         peak = max(r for _, r in samples)
-        embed_peak = max((r for t, r in samples if t <= state["last_progress"]), default=base)
-        refresh_peak = max((r for t, r in samples if t > state["last_progress"]), default=base)
+        embed_peak = max((r for t, r in samples if t <= last_progress), default=base)
+        refresh_peak = max((r for t, r in samples if t > last_progress), default=base)
         hits = eng.recall(PLANTED[1], k=3, neighbors=0, half_life_days=0)
         found = any("4471-KESTREL" in h.text for h in hits)
         disk = eng.status().disk_bytes
@@ -108,7 +108,7 @@ def child_index(path: str) -> dict:
             "base_rss_mb": base / 2**20, "peak_rss_mb": peak / 2**20, "above_model_mb": (peak - base) / 2**20,
             "above_rest_mb": (peak - rest) / 2**20, "planted_found": found, "disk_mb": disk / 2**20,
             "embed_above_model_mb": (embed_peak - base) / 2**20, "refresh_above_model_mb": (refresh_peak - base) / 2**20,
-            "refresh_seconds": samples[-1][0] - state["last_progress"]}  # fmt: skip
+            "refresh_seconds": samples[-1][0] - last_progress}  # fmt: skip
 
 
 def full_length_texts(n: int) -> list[str]:
