@@ -6,7 +6,8 @@
 //! the Lance version it reflects. This process's own appends extend it in place (the slow part, coding and
 //! analysing, is done before the brief write lock, so readers wait at most for a few pushes); commits that
 //! change no rows (index refresh, compaction, pruning) move its tag along; overwrites and purges drop it; a
-//! version this process did not write (another process indexed) makes the next recall build it again.
+//! version this process did not write (another process indexed) makes the next recall read the rows it
+//! appended, or build the copy again when it did more than append (a compaction, a forget).
 
 use std::future::Future;
 use std::ops::Deref;
@@ -38,6 +39,9 @@ pub struct Memory {
     /// Writes of this process in progress: while any runs, a new dataset version is ours, not another
     /// process's, and the writer itself brings the resident copy up to date.
     own_writes: AtomicUsize,
+    /// Whole builds of the copy (tests tell a rebuild from an extension by it).
+    #[cfg(test)]
+    builds: AtomicUsize,
 }
 
 /// The current resident copy, read-locked: writers that extend it wait until the guard is dropped, so hold
@@ -72,6 +76,11 @@ pub fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
     rows.iter().map(|r| fts_document(&r.chunk.text, &r.context)).collect()
 }
 
+/// What the copy reads of each row: the fields, the vector (coded) and the BM25 text (analysed).
+fn resident_columns() -> Vec<&'static str> {
+    ROW_COLUMNS.iter().copied().chain(["vector", "fts"]).collect()
+}
+
 impl Memory {
     pub async fn open(home: &Home, keep_resident: bool) -> Result<Self> {
         Ok(Self {
@@ -80,6 +89,8 @@ impl Memory {
             resident: RwLock::new(None),
             build: tokio::sync::Mutex::new(()),
             own_writes: AtomicUsize::new(0),
+            #[cfg(test)]
+            builds: AtomicUsize::new(0),
         })
     }
 
@@ -205,8 +216,20 @@ impl Memory {
             }
             let _one = self.build.lock().await;
             let Some(version) = self.store.version().await? else { return Ok(None) };
-            if self.copy_version() == Some(version) {
+            let current = self.copy_version();
+            if current == Some(version) {
                 return Ok(self.resident());
+            }
+            // Another process appended (an ingest worker, another index run): read only its rows. A
+            // rebuild would read the whole memory each time, and hold two copies while it does.
+            if let Some(from) = current {
+                if let Some(parts) = self.appended_rows(from, version).await? {
+                    self.extend_copy(from, version, parts);
+                    if self.store.version().await? == Some(version) {
+                        return Ok(self.resident());
+                    }
+                    continue;
+                }
             }
             let built = self.build_resident(version).await?;
             let settled = self.store.version().await? == Some(version);
@@ -218,13 +241,32 @@ impl Memory {
         Ok(self.resident())
     }
 
+    /// Extends the copy taken at `from` with the rows appended up to `to`; a copy that moved meanwhile is
+    /// left as it is.
+    fn extend_copy(&self, from: u64, to: u64, parts: Vec<resident::Prepared>) {
+        let mut guard = self.resident.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = guard.as_mut().filter(|r| r.version == from) {
+            parts.into_iter().for_each(|p| r.extend(p));
+            r.version = to;
+        }
+    }
+
+    /// The rows version `to` appended to version `from`, coded and analysed for the copy; `None` when `to`
+    /// did more than append (see `Store::appended_since`).
+    async fn appended_rows(&self, from: u64, to: u64) -> Result<Option<Vec<resident::Prepared>>> {
+        let Some(appended) = self.store.appended_since(from, to).await? else { return Ok(None) };
+        let mut parts = Vec::new();
+        self.store.scan_appended(&appended, &resident_columns(), |rows, fts| parts.push(resident::prepare(rows, fts))).await?;
+        Ok(Some(parts))
+    }
+
     /// The copy of the dataset at `version`, from one streamed scan.
     async fn build_resident(&self, version: u64) -> Result<Resident> {
+        #[cfg(test)]
+        self.builds.fetch_add(1, Ordering::SeqCst);
         let dim = self.store.model_stamp().await?.map(|(_, dim)| dim).unwrap_or(0);
-        let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
-        cols.extend(["vector", "fts"]);
         let mut r = Resident::new(dim, version);
-        self.store.scan_batches(&Filter::default(), &cols, |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
+        self.store.scan_batches(&Filter::default(), &resident_columns(), |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
         Ok(r)
     }
 }
@@ -333,18 +375,35 @@ mod tests {
     }
 
     #[test]
-    fn another_process_commit_is_seen_and_rebuilds_the_copy() {
+    fn another_process_appends_are_read_alone_and_anything_else_rebuilds_the_copy() {
         let dir = tempfile::tempdir().unwrap();
         let reader = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         let writer = block_on(Memory::open(&Home::Local(dir.path().into()), false)).unwrap();
+        let settle = || std::thread::sleep(READ_CONSISTENCY + std::time::Duration::from_millis(200));
         let a = row("s1", 1, "first", [1., 0., 0.]);
         block_on(writer.append(std::slice::from_ref(&a), DIM, "m@1")).unwrap();
         // The reader opened on an empty home: it finds the dataset another handle created.
         assert_eq!(ids_in_copy(&reader), sorted_ids(&[&a]));
-        let b = row("s2", 1, "second", [0., 1., 0.]);
+        assert_eq!(reader.builds.load(Ordering::SeqCst), 1);
+        // Two appends and an index refresh by the other handle: the copy reads the two new rows only.
+        let (b, c) = (row("s2", 1, "second wombat", [0., 1., 0.]), row("s2", 2, "third", [0., 0., 1.]));
         block_on(writer.append(std::slice::from_ref(&b), DIM, "m@1")).unwrap();
-        std::thread::sleep(READ_CONSISTENCY + std::time::Duration::from_millis(200));
-        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&a, &b]));
+        block_on(writer.append(std::slice::from_ref(&c), DIM, "m@1")).unwrap();
+        block_on(writer.refresh_indexes(false)).unwrap();
+        settle();
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&a, &b, &c]));
+        assert_eq!(reader.builds.load(Ordering::SeqCst), 1, "extended, not rebuilt");
+        assert_eq!(reader.copy_version(), block_on(writer.store().version()).unwrap());
+        {
+            let r = reader.resident().unwrap();
+            assert_eq!(r.bm25(&crate::resident::query_terms("wombat"), 5, &|_| true).len(), 1, "new rows are in BM25");
+            assert_eq!(r.session("s2").len(), 2);
+        }
+        // A forget by the other handle deletes rows the copy holds: built again from the dataset.
+        block_on(writer.purge(&Filter::session("s1"))).unwrap();
+        settle();
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&b, &c]));
+        assert_eq!(reader.builds.load(Ordering::SeqCst), 2);
     }
 
     #[test]
