@@ -8,6 +8,7 @@ use lancedb::{DistanceType, Table};
 
 use super::{Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
 use crate::error::Result;
+use crate::heap::release_free_memory;
 
 /// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
 /// pays off. Rows not yet in the index are always scanned exactly. Measured on the benchmark history: at
@@ -16,8 +17,10 @@ pub const VECTOR_INDEX_MIN_ROWS: usize = 10_000;
 /// Rows per IVF partition when the vector index is (re)built.
 pub const ROWS_PER_PARTITION: usize = 4_096;
 /// Training vectors per IVF partition and per PQ centroid (256 centroids) when the vector index is built:
-/// Lance's default of 256 loads 65,536 vectors (100 MB at 384 dimensions, several copies while training)
-/// whatever the memory's size, the peak of a first index over a large history.
+/// Lance's default of 256 loads 65,536 vectors for PQ (100 MB at 384 dimensions, three copies while
+/// training) whatever the memory's size, the peak of a first index over a large history. lancedb 0.40 passes
+/// this rate to IVF only; scripts/vendor-lancedb.sh makes it reach PQ too (a refresh of 694,000 chunks:
+/// 480 → 322 MB peak, 87 → 46 s).
 pub const VECTOR_INDEX_SAMPLE_RATE: u32 = 64;
 /// Compact once a memory has this many fragments (each append adds one).
 pub const COMPACT_FRAGMENTS: usize = 32;
@@ -103,16 +106,21 @@ impl Store {
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
+        // Each step below reads the whole memory and frees what it read before the next starts: the freed
+        // heap goes back between steps, so one step's peak does not stack on the last one's leftovers.
         if self.fragments_of(t).await? >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
+            release_free_memory();
         }
         // Fold new rows into the indexes that exist (incremental, never a full rebuild), then create the
         // missing ones over everything.
         if !rebuild && !indices.is_empty() {
             t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
+            release_free_memory();
         }
         for wanted in Wanted::for_rows(rows).filter(|w| rebuild || !has(w.column())) {
             t.create_index(&[wanted.column()], wanted.index(rows)).replace(true).execute().await?;
+            release_free_memory();
         }
         Ok(())
     }
