@@ -54,13 +54,25 @@ pub enum SourceContent {
 }
 
 /// Vectors of the texts embedded in one run. Identical texts (acknowledgements, greetings, repeated tool
-/// output: a third of the benchmark history) embed once; the model is deterministic, so a reused vector is
-/// the one the text would get.
+/// output: a third of the benchmark history) embed at most twice; the model is deterministic, so a reused
+/// vector is the one the text would get.
 #[derive(Default)]
 struct VectorCache {
+    /// Vectors of short texts seen more than once.
     vectors: HashMap<String, Vec<f32>>,
+    /// Hashes of short texts embedded once so far. Most short texts never come back, and keeping a vector
+    /// for each of the first `REUSE_MAX_TEXTS` held 70 MB through a long run for the few that do; a text's
+    /// vector is kept when it comes back (a hash collision only keeps a vector that is not needed).
+    seen_once: HashSet<u64>,
     /// Texts actually run through the model.
     embedded: usize,
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 impl VectorCache {
@@ -73,11 +85,16 @@ impl VectorCache {
         self.embedded += todo.len();
         let out = texts.iter().map(|t| self.vectors.get(*t).or_else(|| fresh.get(t)).expect("embedded above").clone()).collect();
         for (t, v) in fresh {
-            if t.chars().count() <= REUSE_MAX_CHARS && self.vectors.len() < REUSE_MAX_TEXTS {
-                self.vectors.insert(t.to_string(), v);
-            }
+            self.remember(t, v);
         }
         Ok(out)
+    }
+
+    /// Keeps a freshly embedded text's vector for later batches if the text is short and was seen before.
+    fn remember(&mut self, text: &str, vector: Vec<f32>) {
+        if text.chars().count() <= REUSE_MAX_CHARS && self.vectors.len() < REUSE_MAX_TEXTS && !self.seen_once.insert(text_hash(text)) {
+            self.vectors.insert(text.to_string(), vector);
+        }
     }
 }
 
@@ -284,5 +301,23 @@ impl Engine {
             block_on(self.memory.prune(std::time::Duration::ZERO, true))?;
         }
         Ok(total)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_short_text_vector_is_kept_once_the_text_comes_back() {
+        let mut cache = VectorCache::default();
+        cache.remember("ok, thanks", vec![1.0]);
+        assert!(cache.vectors.is_empty(), "a text seen once keeps only its hash");
+        cache.remember("ok, thanks", vec![1.0]);
+        assert_eq!(cache.vectors.get("ok, thanks"), Some(&vec![1.0]));
+        let long = "x".repeat(REUSE_MAX_CHARS + 1);
+        cache.remember(&long, vec![2.0]);
+        cache.remember(&long, vec![2.0]);
+        assert!(!cache.vectors.contains_key(&long), "long texts are shared only within their batch");
     }
 }
