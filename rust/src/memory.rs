@@ -231,6 +231,10 @@ impl Memory {
                     continue;
                 }
             }
+            // The old copy goes before the new one is read: with both alive the process's high-water mark
+            // was twice the copy, and rose by twice the data written (recalls of this memory wait for the
+            // build either way; neighbours read Lance meanwhile).
+            self.drop_resident();
             let built = self.build_resident(version).await?;
             let settled = self.store.version().await? == Some(version);
             *self.resident.write().unwrap_or_else(PoisonError::into_inner) = Some(built);
