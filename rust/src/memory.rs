@@ -270,7 +270,7 @@ impl Memory {
         self.builds.fetch_add(1, Ordering::SeqCst);
         let dim = self.store.model_stamp().await?.map(|(_, dim)| dim).unwrap_or(0);
         let mut r = Resident::new(dim, version);
-        self.store.scan_batches(&Filter::default(), &resident_columns(), |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
+        self.store.scan_version(version, &resident_columns(), |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
         Ok(r)
     }
 }

@@ -9,16 +9,16 @@
 //! leaves the previous version intact. A store opened on an empty home opens the dataset as soon as another
 //! process creates it.
 
-mod appended;
 mod filter;
 mod indexes;
 mod legs;
 pub mod schema;
+mod versions;
 
-pub use appended::Appended;
 pub use filter::Filter;
 pub use legs::{LegResult, Searcher};
 pub use schema::ROW_COLUMNS;
+pub use versions::Appended;
 
 use std::collections::HashSet;
 use std::path::Path;

@@ -1,5 +1,5 @@
-//! The rows another process appended between two versions of the dataset: what a warm engine reads to
-//! bring its resident copy up to date without scanning the whole memory again.
+//! The dataset read at one version: whole (a warm engine's resident copy, tagged with exactly the version it
+//! holds) or only the rows a later version appended (what the copy reads when another process indexed).
 
 use std::sync::Arc;
 
@@ -18,48 +18,70 @@ pub struct Appended {
 }
 
 /// The fragments of `to` that `from` lacks, when every fragment of `from` is in `to` as it was (same files,
-/// same deletions): `to` only appended. `None` when rows were deleted, rewritten (a compaction, a forget, an
-/// overwrite) or when `from` is no longer on disk (pruned).
+/// same deletions): `to` only appended. `None` when rows were deleted or rewritten (a compaction, a forget,
+/// an overwrite).
 fn added(from: &[Fragment], to: &[Fragment]) -> Option<Vec<Fragment>> {
     let kept = from.iter().all(|f| to.iter().any(|t| t == f));
     kept.then(|| to.iter().filter(|t| !from.iter().any(|f| f.id == t.id)).cloned().collect())
 }
 
+/// Streams the rows of `fragments` (every fragment when `None`) of a dataset version into `f`, batch by batch,
+/// with each row's `fts` text when `columns` names it.
+async fn scan(
+    ds: &Dataset,
+    fragments: Option<Vec<Fragment>>,
+    columns: &[&str],
+    mut f: impl FnMut(Vec<StoredChunk>, Vec<String>),
+) -> Result<()> {
+    let mut scan = ds.scan();
+    if let Some(fragments) = fragments {
+        scan.with_fragments(fragments);
+    }
+    scan.project(columns)?;
+    let mut stream = scan.try_into_stream().await?;
+    while let Some(batch) = stream.try_next().await? {
+        let fts = schema::string_column(&batch, "fts").unwrap_or_else(|| vec![String::new(); batch.num_rows()]);
+        f(schema::from_batch(&batch)?, fts);
+    }
+    Ok(())
+}
+
 impl Store {
     /// What version `to` appended to version `from` (see `added`); `None` when it did something else, or when
-    /// either version cannot be read any more: the caller then reads the whole memory.
+    /// either version cannot be read any more (`from` pruned since the copy was taken): the caller then reads
+    /// the whole memory.
     pub async fn appended_since(&self, from: u64, to: u64) -> Result<Option<Appended>> {
-        let Some(t) = self.table().await? else { return Ok(None) };
-        let Some(wrapper) = t.dataset() else { return Ok(None) };
-        let latest: Arc<Dataset> = wrapper.get().await?;
+        let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
         if from >= to {
             return Ok(None);
         }
-        // A version pruned since the copy was taken (it keeps `PRUNE_AFTER`) cannot be compared: read all.
         let (Ok(old), Ok(new)) = (latest.checkout_version(from).await, latest.checkout_version(to).await) else {
             return Ok(None);
         };
         Ok(added(&old.manifest().fragments, &new.manifest().fragments).map(|fragments| Appended { dataset: new, fragments }))
     }
 
-    /// Streams the appended rows batch by batch into `f`, as `scan_batches` does for the whole memory.
-    pub async fn scan_appended(
-        &self,
-        appended: &Appended,
-        columns: &[&str],
-        mut f: impl FnMut(Vec<StoredChunk>, Vec<String>),
-    ) -> Result<()> {
+    /// Streams the appended rows batch by batch into `f`, as `scan_version` does for a whole version.
+    pub async fn scan_appended(&self, appended: &Appended, columns: &[&str], f: impl FnMut(Vec<StoredChunk>, Vec<String>)) -> Result<()> {
         if appended.fragments.is_empty() {
             return Ok(());
         }
-        let mut scan = appended.dataset.scan();
-        scan.with_fragments(appended.fragments.clone()).project(columns)?;
-        let mut stream = scan.try_into_stream().await?;
-        while let Some(batch) = stream.try_next().await? {
-            let fts = schema::string_column(&batch, "fts").unwrap_or_else(|| vec![String::new(); batch.num_rows()]);
-            f(schema::from_batch(&batch)?, fts);
-        }
-        Ok(())
+        scan(&appended.dataset, Some(appended.fragments.clone()), columns, f).await
+    }
+
+    /// Streams every row of `version` into `f`. A scan of "the latest" could see a commit that landed after
+    /// the version was read, and a copy tagged with the older version would then take that commit's rows
+    /// twice when it catches up.
+    pub async fn scan_version(&self, version: u64, columns: &[&str], f: impl FnMut(Vec<StoredChunk>, Vec<String>)) -> Result<()> {
+        let Some(latest) = self.latest_dataset().await? else { return Ok(()) };
+        let ds = if latest.version().version == version { (*latest).clone() } else { latest.checkout_version(version).await? };
+        scan(&ds, None, columns, f).await
+    }
+
+    async fn latest_dataset(&self) -> Result<Option<Arc<Dataset>>> {
+        let Some(t) = self.table().await? else { return Ok(None) };
+        let Some(wrapper) = t.dataset() else { return Ok(None) };
+        Ok(Some(wrapper.get().await?))
     }
 }
 
