@@ -1,6 +1,9 @@
-//! Scale probe (not shipped): `build SRC DST COPIES` appends COPIES copies of SRC's rows (new ids and
-//! sessions, jittered vectors) to DST in batches of 4,096 with no refresh, as an index run does;
-//! `refresh DST` runs the final refresh alone and prints the peak RSS (VmHWM) and the phases' times.
+//! Scale probe for an index run's final refresh (not shipped; figures in benches/RESULTS.md, "Sources").
+//! `build SRC DST COPIES` appends COPIES copies of SRC's rows (new ids and sessions, jittered vectors) to
+//! DST in batches of 4,096 with no refresh, as an index run does; `refresh DST` runs the refresh through the
+//! store and prints its time and the process's peak RSS (VmHWM); `phases DST [compact,fts,btree,ivf]` runs
+//! the steps one by one through lancedb, each with its own peak. Build with
+//! `cargo build --release --example refresh_scale`.
 use std::path::Path;
 use std::time::Instant;
 
