@@ -19,7 +19,7 @@ pub const ROWS_PER_PARTITION: usize = 4_096;
 /// Training vectors per IVF partition and per PQ centroid (256 centroids) when the vector index is built:
 /// Lance's default of 256 loads 65,536 vectors for PQ (100 MB at 384 dimensions, three copies while
 /// training) whatever the memory's size, the peak of a first index over a large history. lancedb 0.40 passes
-/// this rate to IVF only; scripts/vendor-lancedb.sh makes it reach PQ too (a refresh of 694,000 chunks:
+/// this rate to IVF only; scripts/vendor-lancedb.sh makes it reach PQ too (a refresh of 682,000 rows:
 /// 480 → 322 MB peak, 87 → 46 s).
 pub const VECTOR_INDEX_SAMPLE_RATE: u32 = 64;
 /// Compact once a memory has this many fragments (each append adds one).

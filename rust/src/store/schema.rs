@@ -120,6 +120,13 @@ pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Res
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::storage(e.to_string()))
 }
 
+/// A batch's rows with each row's `fts` text (empty strings when the batch does not carry that column): what
+/// every streamed scan hands on.
+pub fn rows_with_fts(batch: &RecordBatch) -> Result<(Vec<StoredChunk>, Vec<String>)> {
+    let fts = string_column(batch, "fts").unwrap_or_else(|| vec![String::new(); batch.num_rows()]);
+    Ok((from_batch(batch)?, fts))
+}
+
 /// Reads rows back. Columns that were not selected come back empty (strings), 0 or `None`.
 pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
     let n = batch.num_rows();

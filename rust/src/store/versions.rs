@@ -40,10 +40,20 @@ async fn scan(
     scan.project(columns)?;
     let mut stream = scan.try_into_stream().await?;
     while let Some(batch) = stream.try_next().await? {
-        let fts = schema::string_column(&batch, "fts").unwrap_or_else(|| vec![String::new(); batch.num_rows()]);
-        f(schema::from_batch(&batch)?, fts);
+        let (rows, fts) = schema::rows_with_fts(&batch)?;
+        f(rows, fts);
     }
     Ok(())
+}
+
+/// The dataset at `version`: the latest handle itself when it is that version (usually: a catch-up or a build
+/// asks for the version just read), else a checkout, one more manifest read.
+async fn at(latest: &Arc<Dataset>, version: u64) -> lance::Result<Dataset> {
+    if latest.version().version == version {
+        Ok((**latest).clone())
+    } else {
+        latest.checkout_version(version).await
+    }
 }
 
 impl Store {
@@ -51,11 +61,11 @@ impl Store {
     /// either version cannot be read any more (`from` pruned since the copy was taken): the caller then reads
     /// the whole memory.
     pub async fn appended_since(&self, from: u64, to: u64) -> Result<Option<Appended>> {
-        let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
         if from >= to {
             return Ok(None);
         }
-        let (Ok(old), Ok(new)) = (latest.checkout_version(from).await, latest.checkout_version(to).await) else {
+        let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
+        let (Ok(old), Ok(new)) = (at(&latest, from).await, at(&latest, to).await) else {
             return Ok(None);
         };
         Ok(added(&old.manifest().fragments, &new.manifest().fragments).map(|fragments| Appended { dataset: new, fragments }))
@@ -74,8 +84,7 @@ impl Store {
     /// twice when it catches up.
     pub async fn scan_version(&self, version: u64, columns: &[&str], f: impl FnMut(Vec<StoredChunk>, Vec<String>)) -> Result<()> {
         let Some(latest) = self.latest_dataset().await? else { return Ok(()) };
-        let ds = if latest.version().version == version { (*latest).clone() } else { latest.checkout_version(version).await? };
-        scan(&ds, None, columns, f).await
+        scan(&at(&latest, version).await?, None, columns, f).await
     }
 
     async fn latest_dataset(&self) -> Result<Option<Arc<Dataset>>> {
