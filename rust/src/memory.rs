@@ -7,8 +7,10 @@
 //! analysing, is done before the brief write lock, so readers wait at most for a few pushes); commits that
 //! change no rows (index refresh, compaction, pruning) move its tag along; overwrites and purges drop it; a
 //! version this process did not write (another process indexed) makes the next recall read the rows it
-//! appended, or build the copy again when it did more than append (a compaction, a forget).
+//! added (appended, and compacted or not), or build the copy again when it did more than add rows (a
+//! forget, an overwrite).
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,7 +21,7 @@ use crate::analyzer::fts_document;
 use crate::chunk::turn_contexts;
 use crate::error::Result;
 use crate::home::Home;
-use crate::record::StoredChunk;
+use crate::record::{id_key, StoredChunk};
 use crate::resident::{self, Resident};
 use crate::store::{Commit, Filter, LanceReads, Store, ROW_COLUMNS};
 
@@ -220,15 +222,17 @@ impl Memory {
             if current == Some(version) {
                 return Ok(self.resident());
             }
-            // Another process appended (an ingest worker, another index run): read only its rows. A
-            // rebuild would read the whole memory each time, and hold two copies while it does.
+            // Another process added rows (an ingest worker's append, compacted or not): read only those. A
+            // rebuild would read the whole memory each time, and hold two copies while it does; after every
+            // compaction (each 32 appends) it also left the process a few MB bigger in freed-but-scattered heap.
             if let Some(from) = current {
-                if let Some(parts) = self.appended_rows(from, version).await? {
-                    self.extend_copy(from, version, parts);
-                    if self.store.version().await? == Some(version) {
-                        return Ok(self.resident());
+                if let Some((parts, rows)) = self.grown_rows(from, version).await? {
+                    if self.extend_copy(from, version, parts, rows) {
+                        if self.store.version().await? == Some(version) {
+                            return Ok(self.resident());
+                        }
+                        continue;
                     }
-                    continue;
                 }
             }
             // The old copy goes before the new one is read: with both alive the process's high-water mark
@@ -245,23 +249,33 @@ impl Memory {
         Ok(self.resident())
     }
 
-    /// Extends the copy taken at `from` with the rows appended up to `to`; a copy that moved meanwhile is
-    /// left as it is.
-    fn extend_copy(&self, from: u64, to: u64, parts: Vec<resident::Prepared>) {
+    /// Extends the copy taken at `from` with the rows added up to `to`, which has `rows` rows. A copy that moved
+    /// meanwhile is left as it is; one that would not hold `rows` rows afterwards is not extended (false: the
+    /// caller builds it again, so a copy never drifts from the dataset).
+    fn extend_copy(&self, from: u64, to: u64, parts: Vec<resident::Prepared>, rows: usize) -> bool {
         let mut guard = self.resident.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(r) = guard.as_mut().filter(|r| r.version == from) {
-            parts.into_iter().for_each(|p| r.extend(p));
-            r.version = to;
+        let Some(r) = guard.as_mut().filter(|r| r.version == from) else { return true };
+        if r.len() + parts.iter().map(resident::Prepared::len).sum::<usize>() != rows {
+            return false;
         }
+        parts.into_iter().for_each(|p| r.extend(p));
+        r.version = to;
+        true
     }
 
-    /// The rows version `to` appended to version `from`, coded and analysed for the copy; `None` when `to`
-    /// did more than append (see `Store::appended_since`).
-    async fn appended_rows(&self, from: u64, to: u64) -> Result<Option<Vec<resident::Prepared>>> {
-        let Some(appended) = self.store.appended_since(from, to).await? else { return Ok(None) };
+    /// The rows version `to` has beyond version `from`, coded and analysed for the copy, and `to`'s row
+    /// count; `None` when a version between did more than add rows (see `Store::grown_since`).
+    async fn grown_rows(&self, from: u64, to: u64) -> Result<Option<(Vec<resident::Prepared>, usize)>> {
+        let Some(grown) = self.store.grown_since(from, to).await? else { return Ok(None) };
+        // After a compaction the rewritten fragments hold rows the copy has: their ids tell them apart.
+        let known: HashSet<u64> = match (grown.rewritten(), self.resident()) {
+            (true, Some(r)) => (0..r.len()).map(|i| id_key(&r.row(i).chunk.id)).collect(),
+            _ => HashSet::new(),
+        };
         let mut parts = Vec::new();
-        self.store.scan_appended(&appended, &resident_columns(), |rows, fts| parts.push(resident::prepare(rows, fts))).await?;
-        Ok(Some(parts))
+        let is_known = |id: &str| known.contains(&id_key(id));
+        self.store.scan_grown(&grown, &is_known, &resident_columns(), |rows, fts| parts.push(resident::prepare(rows, fts))).await?;
+        Ok(Some((parts, grown.rows)))
     }
 
     /// The copy of the dataset at `version`, from one streamed scan.
@@ -283,7 +297,7 @@ mod tests {
 
     use crate::chunk::{chunk_id, Chunk};
     use crate::runtime::block_on;
-    use crate::store::READ_CONSISTENCY;
+    use crate::store::{COMPACT_FRAGMENTS, READ_CONSISTENCY};
 
     const DIM: usize = 3;
 
@@ -379,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn another_process_appends_are_read_alone_and_anything_else_rebuilds_the_copy() {
+    fn another_process_appends_are_read_alone_even_compacted_and_a_forget_rebuilds_the_copy() {
         let dir = tempfile::tempdir().unwrap();
         let reader = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
         let writer = block_on(Memory::open(&Home::Local(dir.path().into()), false)).unwrap();
@@ -403,10 +417,27 @@ mod tests {
             assert_eq!(r.bm25(&crate::resident::query_terms("wombat"), 5, &|_| true).len(), 1, "new rows are in BM25");
             assert_eq!(r.session("s2").len(), 2);
         }
+        // Appends and a compaction in one go (the compaction rewrites the copy's rows and the new ones
+        // together): the new rows are picked out by id, and the copy is extended, not rebuilt.
+        let more: Vec<StoredChunk> =
+            (0..COMPACT_FRAGMENTS as i64).map(|i| row(&format!("s3-{i}"), 1, "fourth wombat", [1., 1., 0.])).collect();
+        for r in &more {
+            block_on(writer.append(std::slice::from_ref(r), DIM, "m@1")).unwrap();
+        }
+        let fragments = |m: &Memory| block_on(m.store().fragments_in_manifest());
+        assert!(fragments(&writer) >= COMPACT_FRAGMENTS);
+        block_on(writer.refresh_indexes(false)).unwrap();
+        assert!(fragments(&writer) < COMPACT_FRAGMENTS, "compacted");
+        settle();
+        let all: Vec<&StoredChunk> = [&a, &b, &c].into_iter().chain(&more).collect();
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&all));
+        assert_eq!(reader.builds.load(Ordering::SeqCst), 1, "extended across a compaction, not rebuilt");
+        assert_eq!(reader.resident().unwrap().bm25(&crate::resident::query_terms("wombat"), 50, &|_| true).len(), 1 + more.len());
         // A forget by the other handle deletes rows the copy holds: built again from the dataset.
         block_on(writer.purge(&Filter::session("s1"))).unwrap();
         settle();
-        assert_eq!(ids_in_copy(&reader), sorted_ids(&[&b, &c]));
+        let left: Vec<&StoredChunk> = [&b, &c].into_iter().chain(&more).collect();
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&left));
         assert_eq!(reader.builds.load(Ordering::SeqCst), 2);
     }
 

@@ -56,6 +56,16 @@ pub struct Prepared {
     identifiers: Vec<Box<[String]>>,
 }
 
+impl Prepared {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// Codes and analyses rows (their vectors are consumed); `fts` is each row's `fts` column text, what
 /// Lance's BM25 index holds for it.
 pub fn prepare(rows: Vec<StoredChunk>, fts: Vec<String>) -> Prepared {

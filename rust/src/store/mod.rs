@@ -16,9 +16,10 @@ pub mod schema;
 mod versions;
 
 pub use filter::Filter;
+pub use indexes::COMPACT_FRAGMENTS;
 pub use legs::{LegResult, Searcher};
 pub use schema::ROW_COLUMNS;
-pub use versions::Appended;
+pub use versions::Grown;
 
 use std::collections::HashSet;
 use std::path::Path;
