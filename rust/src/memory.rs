@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use crate::analyzer::fts_document;
@@ -23,7 +23,7 @@ use crate::error::Result;
 use crate::home::Home;
 use crate::record::{id_key, StoredChunk};
 use crate::resident::{self, Resident};
-use crate::store::{Commit, Filter, LanceReads, Store, ROW_COLUMNS};
+use crate::store::{Commit, Filter, LanceReads, Snapshot, Store, ROW_COLUMNS};
 
 /// Attempts at a resident build before settling for a copy that a concurrent commit already outdated (the
 /// next recall then builds again).
@@ -36,6 +36,9 @@ pub struct Memory {
     keep_resident: bool,
     /// The resident copy; `None` until a recall builds it, and after an overwrite or a purge.
     resident: RwLock<Option<Resident>>,
+    /// The fragments of the version the copy was built or caught up at, to catch up from without reading that
+    /// version again (see `store::Snapshot`); this process's own appends move the copy past it.
+    snapshot: Mutex<Option<Snapshot>>,
     /// One build of the resident copy at a time.
     build: tokio::sync::Mutex<()>,
     /// Writes of this process in progress: while any runs, a new dataset version is ours, not another
@@ -89,6 +92,7 @@ impl Memory {
             store: Store::open(home, if keep_resident { LanceReads::Writes } else { LanceReads::Recall }).await?,
             keep_resident,
             resident: RwLock::new(None),
+            snapshot: Mutex::new(None),
             build: tokio::sync::Mutex::new(()),
             own_writes: AtomicUsize::new(0),
             #[cfg(test)]
@@ -226,8 +230,8 @@ impl Memory {
             // rebuild would read the whole memory each time, and hold two copies while it does; after every
             // compaction (each 32 appends) it also left the process a few MB bigger in freed-but-scattered heap.
             if let Some(from) = current {
-                if let Some((parts, rows)) = self.grown_rows(from, version).await? {
-                    if self.extend_copy(from, version, parts, rows) {
+                if let Some((parts, rows, snapshot)) = self.grown_rows(from, version).await? {
+                    if self.extend_copy(from, snapshot, parts, rows) {
                         if self.store.version().await? == Some(version) {
                             return Ok(self.resident());
                         }
@@ -239,9 +243,10 @@ impl Memory {
             // was twice the copy, and rose by twice the data written (recalls of this memory wait for the
             // build either way; neighbours read Lance meanwhile).
             self.drop_resident();
-            let built = self.build_resident(version).await?;
+            let (built, snapshot) = self.build_resident(version).await?;
             let settled = self.store.version().await? == Some(version);
             *self.resident.write().unwrap_or_else(PoisonError::into_inner) = Some(built);
+            *self.snapshot.lock().unwrap_or_else(PoisonError::into_inner) = snapshot;
             if settled {
                 return Ok(self.resident());
             }
@@ -249,24 +254,34 @@ impl Memory {
         Ok(self.resident())
     }
 
-    /// Extends the copy taken at `from` with the rows added up to `to`, which has `rows` rows. A copy that moved
-    /// meanwhile is left as it is; one that would not hold `rows` rows afterwards is not extended (false: the
-    /// caller builds it again, so a copy never drifts from the dataset).
-    fn extend_copy(&self, from: u64, to: u64, parts: Vec<resident::Prepared>, rows: usize) -> bool {
+    /// Extends the copy taken at `from` with the rows added up to `to`'s version, which has `rows` rows. A copy
+    /// that moved meanwhile is left as it is; one that would not hold `rows` rows afterwards is not extended
+    /// (false: the caller builds it again, so a copy never drifts from the dataset).
+    fn extend_copy(&self, from: u64, to: Snapshot, parts: Vec<resident::Prepared>, rows: usize) -> bool {
         let mut guard = self.resident.write().unwrap_or_else(PoisonError::into_inner);
         let Some(r) = guard.as_mut().filter(|r| r.version == from) else { return true };
         if r.len() + parts.iter().map(resident::Prepared::len).sum::<usize>() != rows {
             return false;
         }
         parts.into_iter().for_each(|p| r.extend(p));
-        r.version = to;
+        r.version = to.version();
+        *self.snapshot.lock().unwrap_or_else(PoisonError::into_inner) = Some(to);
         true
     }
 
-    /// The rows version `to` has beyond version `from`, coded and analysed for the copy, and `to`'s row
-    /// count; `None` when a version between did more than add rows (see `Store::grown_since`).
-    async fn grown_rows(&self, from: u64, to: u64) -> Result<Option<(Vec<resident::Prepared>, usize)>> {
-        let Some(grown) = self.store.grown_since(from, to).await? else { return Ok(None) };
+    /// The rows version `to` has beyond version `from`, coded and analysed for the copy, `to`'s row count and
+    /// its fragments; `None` when a version between did more than add rows, or that can no longer be told
+    /// (see `Store::grown_since`).
+    async fn grown_rows(&self, from: u64, to: u64) -> Result<Option<(Vec<resident::Prepared>, usize, Snapshot)>> {
+        let kept = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner).clone().filter(|s| s.version() == from);
+        let from = match kept {
+            Some(s) => s,
+            None => match self.store.snapshot(from).await? {
+                Some(s) => s,
+                None => return Ok(None),
+            },
+        };
+        let Some(grown) = self.store.grown_since(&from, to).await? else { return Ok(None) };
         // After a compaction the rewritten fragments hold rows the copy has: their ids tell them apart.
         let known: HashSet<u64> = match (grown.rewritten(), self.resident()) {
             (true, Some(r)) => (0..r.len()).map(|i| id_key(&r.row(i).chunk.id)).collect(),
@@ -275,17 +290,17 @@ impl Memory {
         let mut parts = Vec::new();
         let is_known = |id: &str| known.contains(&id_key(id));
         self.store.scan_grown(&grown, &is_known, &resident_columns(), |rows, fts| parts.push(resident::prepare(rows, fts))).await?;
-        Ok(Some((parts, grown.rows)))
+        Ok(Some((parts, grown.rows, grown.snapshot())))
     }
 
-    /// The copy of the dataset at `version`, from one streamed scan.
-    async fn build_resident(&self, version: u64) -> Result<Resident> {
+    /// The copy of the dataset at `version`, from one streamed scan, and that version's fragments.
+    async fn build_resident(&self, version: u64) -> Result<(Resident, Option<Snapshot>)> {
         #[cfg(test)]
         self.builds.fetch_add(1, Ordering::SeqCst);
         let dim = self.store.model_stamp().await?.map(|(_, dim)| dim).unwrap_or(0);
         let mut r = Resident::new(dim, version);
-        self.store.scan_version(version, &resident_columns(), |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
-        Ok(r)
+        let snapshot = self.store.scan_version(version, &resident_columns(), |rows, fts| r.extend(resident::prepare(rows, fts))).await?;
+        Ok((r, snapshot))
     }
 }
 
@@ -433,10 +448,20 @@ mod tests {
         assert_eq!(ids_in_copy(&reader), sorted_ids(&all));
         assert_eq!(reader.builds.load(Ordering::SeqCst), 1, "extended across a compaction, not rebuilt");
         assert_eq!(reader.resident().unwrap().bm25(&crate::resident::query_terms("wombat"), 50, &|_| true).len(), 1 + more.len());
+        // An append after the copy's version was pruned (a tenant idle for a minute while others wrote): the
+        // copy kept that version's fragments, so it still reads the new row alone.
+        let d = row("s4", 1, "fifth", [0., 1., 1.]);
+        block_on(writer.append(std::slice::from_ref(&d), DIM, "m@1")).unwrap();
+        block_on(writer.prune(Duration::ZERO, true)).unwrap();
+        settle();
+        assert!(block_on(reader.store().snapshot(reader.copy_version().unwrap())).unwrap().is_none(), "pruned");
+        let all: Vec<&StoredChunk> = all.into_iter().chain([&d]).collect();
+        assert_eq!(ids_in_copy(&reader), sorted_ids(&all));
+        assert_eq!(reader.builds.load(Ordering::SeqCst), 1, "extended from the kept fragments");
         // A forget by the other handle deletes rows the copy holds: built again from the dataset.
         block_on(writer.purge(&Filter::session("s1"))).unwrap();
         settle();
-        let left: Vec<&StoredChunk> = [&b, &c].into_iter().chain(&more).collect();
+        let left: Vec<&StoredChunk> = [&b, &c, &d].into_iter().chain(&more).collect();
         assert_eq!(ids_in_copy(&reader), sorted_ids(&left));
         assert_eq!(reader.builds.load(Ordering::SeqCst), 2);
     }

@@ -19,7 +19,7 @@ pub use filter::Filter;
 pub use indexes::COMPACT_FRAGMENTS;
 pub use legs::{LegResult, Searcher};
 pub use schema::ROW_COLUMNS;
-pub use versions::Grown;
+pub use versions::{Grown, Snapshot};
 
 use std::collections::HashSet;
 use std::path::Path;

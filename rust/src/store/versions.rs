@@ -12,6 +12,25 @@ use super::{schema, Store};
 use crate::error::{Error, Result};
 use crate::record::StoredChunk;
 
+/// The fragments of one version: what a copy taken at that version keeps, so that catching up later needs no
+/// read of that version, which a writer prunes a minute after it is replaced (`PRUNE_AFTER`): an idle
+/// tenant's copy would otherwise be read whole again after the first ingest that followed a quiet minute.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    version: u64,
+    fragments: Vec<Fragment>,
+}
+
+impl Snapshot {
+    fn of(ds: &Dataset) -> Self {
+        Self { version: ds.version().version, fragments: ds.manifest().fragments.to_vec() }
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+}
+
 /// The rows a later version has beyond an earlier one, when the versions between only added rows: appends,
 /// with index commits and compactions (which move rows without changing them) among them.
 pub struct Grown {
@@ -28,6 +47,11 @@ pub struct Grown {
 impl Grown {
     pub fn rewritten(&self) -> bool {
         self.rewritten
+    }
+
+    /// The later version, for the copy that takes these rows to keep.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::of(&self.dataset)
     }
 }
 
@@ -105,21 +129,19 @@ async fn at(latest: &Arc<Dataset>, version: u64) -> lance::Result<Dataset> {
 }
 
 impl Store {
-    /// The rows version `to` has beyond version `from` (see `Grown`); `None` when a version between did more
-    /// than add rows (a forget, an overwrite), or when a version or its transaction cannot be read any more
-    /// (`from` pruned since the copy was taken): the caller then reads the whole memory. A plain append is
-    /// told from the fragments alone; only a rewrite (a compaction) sends it to the versions' transactions.
-    pub async fn grown_since(&self, from: u64, to: u64) -> Result<Option<Grown>> {
-        if from >= to {
+    /// The rows version `to` has beyond the version `from` holds (see `Grown`); `None` when a version
+    /// between did more than add rows (a forget, an overwrite), or when that cannot be told any more: a
+    /// compaction among versions since pruned. A plain append is told from the fragments alone; only a rewrite
+    /// (a compaction) sends it to the versions' transactions. The caller then reads the whole memory.
+    pub async fn grown_since(&self, from: &Snapshot, to: u64) -> Result<Option<Grown>> {
+        if from.version >= to {
             return Ok(None);
         }
         let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
-        let (Ok(old), Ok(new)) = (at(&latest, from).await, at(&latest, to).await) else {
-            return Ok(None);
-        };
-        let (fragments, kept) = diff(&old.manifest().fragments, &new.manifest().fragments);
+        let Ok(new) = at(&latest, to).await else { return Ok(None) };
+        let (fragments, kept) = diff(&from.fragments, &new.manifest().fragments);
         if !kept {
-            for version in from + 1..=to {
+            for version in from.version + 1..=to {
                 match latest.read_transaction_by_version(version).await {
                     Ok(Some(t)) if keeps_rows(&t.operation) => {}
                     _ => return Ok(None),
@@ -128,6 +150,13 @@ impl Store {
         }
         let rows = new.count_rows(None).await?;
         Ok(Some(Grown { dataset: new, fragments, rewritten: !kept, rows }))
+    }
+
+    /// The fragments of `version`, when it can still be read (for a copy whose own appends moved it past the
+    /// snapshot it kept).
+    pub async fn snapshot(&self, version: u64) -> Result<Option<Snapshot>> {
+        let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
+        Ok(at(&latest, version).await.ok().map(|ds| Snapshot::of(&ds)))
     }
 
     /// Streams the new rows of `grown` batch by batch into `f`, as `scan_version` does for a whole version.
@@ -156,12 +185,19 @@ impl Store {
         Ok(())
     }
 
-    /// Streams every row of `version` into `f`. A scan of "the latest" could see a commit that landed after
-    /// the version was read, and a copy tagged with the older version would then take that commit's rows
-    /// twice when it catches up.
-    pub async fn scan_version(&self, version: u64, columns: &[&str], f: impl FnMut(Vec<StoredChunk>, Vec<String>)) -> Result<()> {
-        let Some(latest) = self.latest_dataset().await? else { return Ok(()) };
-        scan(&at(&latest, version).await?, None, columns, f).await
+    /// Streams every row of `version` into `f`, and returns that version's fragments (`None`: no dataset). A
+    /// scan of "the latest" could see a commit that landed after the version was read, and a copy tagged with
+    /// the older version would then take that commit's rows twice when it catches up.
+    pub async fn scan_version(
+        &self,
+        version: u64,
+        columns: &[&str],
+        f: impl FnMut(Vec<StoredChunk>, Vec<String>),
+    ) -> Result<Option<Snapshot>> {
+        let Some(latest) = self.latest_dataset().await? else { return Ok(None) };
+        let ds = at(&latest, version).await?;
+        scan(&ds, None, columns, f).await?;
+        Ok(Some(Snapshot::of(&ds)))
     }
 
     /// The latest version's fragments (`stats` counts data files on a local disk, old versions' included).
