@@ -93,6 +93,12 @@ class Server:
     def rss_mib(self) -> float:
         return self.ps.memory_info().rss / 2**20
 
+    def anon_mib(self) -> float:
+        """RSS less its file-backed pages (the extension's code as it is first run, mapped files): the heap,
+        the arenas and the stacks, which is where a leak would show."""
+        mi = self.ps.memory_info()
+        return (mi.rss - mi.shared) / 2**20
+
     def wait_indexed(self) -> None:
         time.sleep(0.3)
         while httpx.get(self.url + "/healthz").json()["indexing"]:

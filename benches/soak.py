@@ -13,7 +13,9 @@ Load, against a real server (`funes-py serve` in a subprocess, loopback, the ser
 Recorded per minute: recalls and their rate, p50/p99, errors (transport errors, tool errors, the
 "unavailable" answer), ingests and their errors, index runs, the server's RSS at the minute's end. Every
 10 s an RSS sample of the server and of its ingest worker processes; the slope after `--warmup` minutes
-(least squares, MiB/min) is the memory growth.
+(least squares, MiB/min) is the memory growth. The server's RSS is also sampled without its file-backed
+pages (`anon`): the extension's code is mapped from its file and paged in as code paths first run, which
+grows RSS for a while without any allocation.
 At the end, after the last index run: every canary asked by its own tenant (must be found).
 Writes benches/out/soak-<minutes>m.json and prints markdown for benches/RESULTS.md. Client and server
 share the machine's cores: read rates as a floor.
@@ -56,6 +58,7 @@ class Soak:
     canaries: dict[int, list[str]]  # tenant -> canaries acknowledged
     rss: list[tuple[float, float]] = field(default_factory=list)  # (minutes since start, MiB): the server
     rss_workers: list[tuple[float, float]] = field(default_factory=list)  # its worker processes, together
+    anon: list[tuple[float, float]] = field(default_factory=list)  # the server's RSS less file-backed pages
 
     def now(self) -> Minute:
         i = min(int((time.perf_counter() - self.start) // 60), len(self.minutes) - 1)
@@ -131,6 +134,7 @@ async def sampler(server: Server, soak: Soak, stop_at: float) -> None:
     while time.perf_counter() < stop_at:
         at = (time.perf_counter() - soak.start) / 60
         soak.rss.append((at, server.rss_mib()))
+        soak.anon.append((at, server.anon_mib()))
         soak.rss_workers.append((at, workers_rss_mib(server)))
         minute = soak.now()
         minute.rss_mib = soak.rss[-1][1]
@@ -190,7 +194,8 @@ async def run(server: Server, args: argparse.Namespace) -> Soak:
     return soak
 
 
-def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked: int, rss_start: float) -> dict:
+def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked: int, rss_start: float,
+           server_threads: int) -> dict:
     after = [(x, y) for x, y in soak.rss if x >= args.warmup]
     every = [v for m in soak.minutes for v in m.recalls]
     summary = {
@@ -205,6 +210,9 @@ def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked
         "rss_slope_mib_per_min": slope(after),
         "rss_growth_after_warmup_mib": (after[-1][1] - after[0][1]) if after else 0.0,
         "rss_samples": soak.rss,
+        "anon_slope_mib_per_min": slope([(x, y) for x, y in soak.anon if x >= args.warmup]),
+        "anon_samples": soak.anon,
+        "threads_at_end": server_threads,
         "workers_rss_slope_mib_per_min": slope([(x, y) for x, y in soak.rss_workers if x >= args.warmup]),
         "workers_rss_samples": soak.rss_workers,
         "minutes": [{"recalls": len(m.recalls), "p50_ms": pct(m.recalls, 0.5), "p99_ms": pct(m.recalls, 0.99),
@@ -228,8 +236,10 @@ def markdown(s: dict, args: argparse.Namespace) -> str:
               f"ingests, {s['ingest_errors']} errors, {s['index_runs']} index runs; canaries recalled afterwards "
               f"{s['canaries_found']}/{s['canaries_asked']}. RSS {s['rss_start_mib']:.0f} MiB at the start, "
               f"{s['rss_samples'][-1][1]:.0f} MiB at the end; after {args.warmup} min of warm-up "
-              f"{s['rss_growth_after_warmup_mib']:+.0f} MiB, slope {s['rss_slope_mib_per_min']:+.1f} MiB/min "
-              f"(its ingest worker processes together: {s['workers_rss_samples'][-1][1]:.0f} MiB at the end, slope "
+              f"{s['rss_growth_after_warmup_mib']:+.0f} MiB, slope {s['rss_slope_mib_per_min']:+.1f} MiB/min, of which "
+              f"anonymous memory (RSS less the file-backed pages: the extension's code as it is first run) "
+              f"{s['anon_slope_mib_per_min']:+.1f} MiB/min; {s['threads_at_end']} threads at the end (its ingest worker "
+              f"processes together: {s['workers_rss_samples'][-1][1]:.0f} MiB at the end, slope "
               f"{s['workers_rss_slope_mib_per_min']:+.1f} MiB/min)."]
     return "\n".join(lines)
 
@@ -253,10 +263,11 @@ def main() -> int:
             rss_start = server.rss_mib()
             soak = asyncio.run(run(server, args))
             server.wait_indexed()
+            server_threads = server.ps.num_threads()
             found, asked = asyncio.run(final_check(server, soak))
         finally:
             server.stop()
-    summary = report(soak, args, started, found, asked, rss_start)
+    summary = report(soak, args, started, found, asked, rss_start, server_threads)
     out = Path(__file__).resolve().parent / "out"
     out.mkdir(exist_ok=True)
     (out / f"soak-{args.minutes}m.json").write_text(json.dumps(summary, indent=1))
