@@ -11,16 +11,16 @@ What each row asks of the engine (recency's `now` pinned to the history's last d
   recency 30 days, neighbours 1); `library dense` / `library bm25`: the same with one leg;
 * `service`: the MCP service's recall options with its default configuration and this embedder
   (`ServiceConfig().recall_options(calibrated_floors(model))`: k 3, candidates 8, identifier guard, the
-  model's calibrated `min_similarity`, 0.25 for the int8 MiniLM), `now=END`; `service, no floor`: the same
-  without `min_similarity`;
-* `service + answer floor`: `service, no floor` behind the proposed answer-level floor `ANSWER_FLOOR`
-  (`benches/fusion_spec.md`, "Relevance floor"), emulated with a second, dense-only recall until the engine
-  has the option.
+  model's calibrated floors: for the int8 MiniLM the answer floor 0.425 and no passage floor), `now=END`;
+  `service, no floor`: the same without either floor (`min_similarity`, `answer_floor`);
+* `service + answer floor`: `service, no floor` with the engine's `answer_floor` at `ANSWER_FLOOR`
+  (`benches/fusion_spec.md`, "Relevance floor"), whatever the model's calibration: for the int8 MiniLM it
+  is the `service` row again, for another embedder what that floor would do.
 Every row uses one embedder (default: the service's int8 MiniLM, where the library's default is heading);
 its memories are cached per model under `<history>/meaning-<model>/` and `benches/out/locomo-<model>/`.
 A hit is the answer as a whole token in a returned passage's own text; "nothing" is an empty answer.
-Time (2 shared cores, load 10-14): 12 min 16 s cold, every memory indexed (LoCoMo too); about 4.5 minutes of recalls
-once the memories are current.
+Time: 12 min 16 s cold on 2 shared cores (load 10-14), every memory indexed (LoCoMo too); 134 s cold on a
+quiet machine (2026-12-01).
 """
 
 from __future__ import annotations
@@ -227,9 +227,9 @@ def render(data: dict) -> str:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
     out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
-            f"`service, no floor` leaves out `min_similarity`; `service + answer floor` is that "
-            f"row behind the answer floor: nothing when the query names no identifier and no passage reaches cosine "
-            f"{data.get('answer_floor', ANSWER_FLOOR)} (proposed engine option, emulated with a second recall). Seconds per phase: `{data.get('seconds')}`.\n")
+            f"`service, no floor` leaves out both floors (`min_similarity`, `answer_floor`); `service + answer floor` is "
+            f"that row with the engine's answer floor: nothing when the query names no identifier and no passage "
+            f"reaches cosine {data.get('answer_floor', ANSWER_FLOOR)}. Seconds per phase: `{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
         out += (f"\nLoCoMo {split} ({', '.join(part['conversations'])}), turn recall@5 / @10 in % "
