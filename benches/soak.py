@@ -196,7 +196,10 @@ async def run(server: Server, args: argparse.Namespace) -> Soak:
 
 def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked: int, rss_start: float,
            server_threads: int) -> dict:
-    after = [(x, y) for x, y in soak.rss if x >= args.warmup]
+    def after_warmup(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        return [(x, y) for x, y in points if x >= args.warmup]
+
+    after = after_warmup(soak.rss)
     every = [v for m in soak.minutes for v in m.recalls]
     summary = {
         "command": f"python -m benches.soak --minutes {args.minutes} --recall-clients {args.recall_clients} "
@@ -210,10 +213,10 @@ def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked
         "rss_slope_mib_per_min": slope(after),
         "rss_growth_after_warmup_mib": (after[-1][1] - after[0][1]) if after else 0.0,
         "rss_samples": soak.rss,
-        "anon_slope_mib_per_min": slope([(x, y) for x, y in soak.anon if x >= args.warmup]),
+        "anon_slope_mib_per_min": slope(after_warmup(soak.anon)),
         "anon_samples": soak.anon,
         "threads_at_end": server_threads,
-        "workers_rss_slope_mib_per_min": slope([(x, y) for x, y in soak.rss_workers if x >= args.warmup]),
+        "workers_rss_slope_mib_per_min": slope(after_warmup(soak.rss_workers)),
         "workers_rss_samples": soak.rss_workers,
         "minutes": [{"recalls": len(m.recalls), "p50_ms": pct(m.recalls, 0.5), "p99_ms": pct(m.recalls, 0.99),
                      "recall_errors": m.recall_errors, "leaks": m.leaks, "ingests": m.ingests,
