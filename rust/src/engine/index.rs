@@ -16,7 +16,7 @@ use super::Engine;
 use crate::analyzer::ANALYZER_VERSION;
 use crate::chunk::{chunk_turn, turn_contexts, Chunk};
 use crate::error::Result;
-use crate::heap::release_free_memory;
+use crate::heap::{note_run_start, release_free_memory};
 use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, parse_lines, BadLine, ParsedFile};
 use crate::record::{id_key, StoredChunk};
@@ -210,6 +210,7 @@ impl Engine {
         progress: IndexProgress,
     ) -> Result<IndexReport> {
         let started = Instant::now();
+        note_run_start();
         let _lock = self.lock_for_writing()?;
         self.check_model()?;
         let store = self.memory.store();

@@ -8,7 +8,7 @@ use lancedb::{DistanceType, Table};
 
 use super::{Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
 use crate::error::Result;
-use crate::heap::release_free_memory;
+use crate::heap::{note_run_start, release_free_memory};
 
 /// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
 /// pays off. Rows not yet in the index are always scanned exactly. Measured on the benchmark history: at
@@ -83,6 +83,7 @@ impl Store {
     /// `rebuild`: build every index anew (after an overwrite or a purge).
     pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
         let Some(t) = self.table().await? else { return Ok(()) };
+        note_run_start(); // a refresh outside an index run (a forget's rebuild) is a run of its own
         // Another writer (another machine on a memory in a bucket) may commit an index or a compaction at
         // the same moment; Lance then refuses ours as a retryable conflict, and a second look at the new
         // version finds the work done or still to do.
