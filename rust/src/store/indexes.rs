@@ -83,7 +83,8 @@ impl Store {
     /// `rebuild`: build every index anew (after an overwrite or a purge).
     pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
         let Some(t) = self.table().await? else { return Ok(()) };
-        note_run_start(); // a refresh outside an index run (a forget's rebuild) is a run of its own
+        // A refresh outside an index run (a forget's rebuild) is a run of its own for the heap's trims.
+        note_run_start();
         // Another writer (another machine on a memory in a bucket) may commit an index or a compaction at
         // the same moment; Lance then refuses ours as a retryable conflict, and a second look at the new
         // version finds the work done or still to do.
