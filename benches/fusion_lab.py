@@ -43,6 +43,7 @@ class Config:
     half_life: float = 30.0
     candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
     floor_spares_ids: bool = False  # rows naming a queried identifier pass the floor (`fusion.finish`)
+    lever: Callable | None = None   # a ranking of its own from (corpus, query, pool, ...): `levers.py`
 
 
 def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
@@ -61,6 +62,20 @@ def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | N
                   candidates=candidates)  # fmt: skip
 
 
+def lever_configs() -> list[Config]:
+    """The engine's ranking and the levers beyond the formula (`levers.py`), each around the engine's
+    settings: `python -m benches.fusion_lab --levers`."""
+    from . import levers
+
+    out = [ENGINE]
+    out += [replace(ENGINE, name=f"session cap {cap}", lever=levers.capped(cap)) for cap in (2, 3, 4)]
+    out += [replace(ENGINE, name=f"second hop: top 3, {t} terms, weight {w:g}, idf >= {i:g}",
+                    lever=levers.second_hop(3, t, w, i)) for t in (5, 10) for w in (0.3, 0.6) for i in (2.0, 4.0)]
+    out += [replace(ENGINE, name=f"dense weight {hi:g} under BM25 coverage {pivot:g}",
+                    lever=levers.coverage_weight(0.3, hi, pivot)) for hi in (0.5, 0.6) for pivot in (0.3, 0.5)]
+    return out
+
+
 NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
          replace(proposal(), name="library proposal (score z 0.3, id 0.5, depth 100)"),
          replace(SERVICE, name="service today (rrf, depth 8, k 3, guard)"),
@@ -74,10 +89,12 @@ LANCE = replace(proposal(), name="library proposal, Lance path (absent BM25 = 0)
                 fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), 0.3, "z", None, 0.5))
 
 
-def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config) -> list[int]:
+def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config, corpus: Corpus | None = None, query: str = "") -> list[int]:
     p = pool.cut(cfg.depth)
     k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
     half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
+    if cfg.lever is not None:
+        return cfg.lever(corpus, query, p, cfg.fuse, cfg.candidates or cfg.depth, cfg.floor, cfg.guard, half_life)[:k]
     return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life,
                          cfg.floor_spares_ids)  # fmt: skip
 
@@ -88,18 +105,18 @@ def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:
         rows = []
         for q, pool in zip(qs.queries, qs.pools, strict=True):
             c = corpora[corpus_of(qs, q)]
-            turns = list(dict.fromkeys(c.rows[r].turn_uuid for r in rank(qs, pool, cfg)))
+            turns = list(dict.fromkeys(c.rows[r].turn_uuid for r in rank(qs, pool, cfg, c, q.text)))
             rows.append((q.category, turns, q.evidence))
         table = turn_recall_table(rows, ks=(1, 5, 10))
         return {"n": len(rows), **{cat: {m: round(v, 4) for m, v in t.items()} for cat, t in table.items()}}
     c = corpora[qs.corpus]
     if qs.queries[0].negative:
-        empty = sum(not rank(qs, p, cfg) for p in qs.pools)
+        empty = sum(not rank(qs, p, cfg, c, q.text) for q, p in zip(qs.queries, qs.pools, strict=True))
         return {"n": len(qs.pools), "nothing": empty / len(qs.pools)}
     hits = {1: 0, 3: 0, 8: 0}
     for q, pool in zip(qs.queries, qs.pools, strict=True):
         pat = answer_pattern(q.answer)
-        ranked = rank(qs, pool, cfg)
+        ranked = rank(qs, pool, cfg, c, q.text)
         first = next((i + 1 for i, r in enumerate(ranked) if pat.search(c.rows[r].text)), None)
         for k in hits:
             hits[k] += first is not None and first <= k
@@ -287,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")
     ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
     ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
+    ap.add_argument("--levers", action="store_true", help="session cap, second hop, per-query dense weight")
     ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
@@ -301,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         print(sweep(sets, corpora, grid()))
         return 0
-    md, rows = table(sets, corpora, [NAMED[1], LANCE] if args.lance else NAMED)
+    configs = lever_configs() if args.levers else [NAMED[1], LANCE] if args.lance else NAMED
+    md, rows = table(sets, corpora, configs)
     print(md)
     LAB_OUT.mkdir(parents=True, exist_ok=True)
     (LAB_OUT / "lab-results.json").write_text(json.dumps(rows, indent=1))

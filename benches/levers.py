@@ -13,8 +13,9 @@ from datetime import datetime
 
 import numpy as np
 
+from .fusion import Pool, finish, score_fusion
 from .lab_corpus import Corpus
-from .lexical import analyse, query_terms
+from .lexical import K1, analyse, query_terms
 
 # ---------------------------------------------------------------------------------------------------
 # Keys: the texts a row can be embedded as, besides its own.
@@ -88,3 +89,50 @@ def session_cap(ranking: list[int], corpus: Corpus, cap: int) -> list[int]:
         (head if seen[s] < cap else tail).append(r)
         seen[s] += 1
     return head + tail
+
+
+# ---------------------------------------------------------------------------------------------------
+# Levers as rankings: what `fusion_lab --levers` compares with the engine's ranking (`Config.lever`)
+
+LONG = 50  # the first ranking a lever reorders or merges into, before the cut to k
+
+
+def first_ranking(p: Pool, fuse, candidates: int, floor: float | None, guard: bool, half_life: float) -> list[int]:
+    return finish(p, fuse(p), candidates, LONG, floor, guard, half_life)
+
+
+def capped(cap: int):
+    """The engine's ranking with at most `cap` passages of one session before the others (`session_cap`)."""
+    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
+        return session_cap(first_ranking(p, fuse, candidates, floor, guard, half_life), corpus, cap)
+    return lever
+
+
+def second_hop(top: int, terms: int, weight: float, min_idf: float):
+    """The rare terms of the first ranking's `top` passages (`expansion_terms`) added to the query for a
+    second BM25 pass, its ranking merged into the first with `weight` (`rrf_merge`)."""
+    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
+        first = first_ranking(p, fuse, candidates, floor, guard, half_life)
+        extra = expansion_terms(corpus, first[:top], query, terms, min_idf)
+        if not extra:
+            return first
+        scores = corpus.bm25.scores(query, extra=extra)
+        second = [r for r, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:LONG]]
+        return rrf_merge(first, second, weight)
+    return lever
+
+
+def bm25_coverage(corpus: Corpus, query: str, p: Pool) -> float:
+    """BM25's best score as a share of what a passage holding every query term once could score at most
+    (idf × (k1 + 1) summed over the query's known terms): how well the stored words cover the question."""
+    best = sum(corpus.bm25.idf(t) * (K1 + 1.0) for t in set(query_terms(query)) if t in corpus.bm25.postings)
+    return min(1.0, p.bm25[0][1] / best) if best > 0 and p.bm25 else 0.0
+
+
+def coverage_weight(low: float, high: float, pivot: float):
+    """Score fusion with dense weight `high` when BM25 covers the query less than `pivot`, else `low` (a
+    per-query leg weight: reworded questions share few words with their answer)."""
+    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
+        alpha = high if bm25_coverage(corpus, query, p) < pivot else low
+        return first_ranking(p, lambda q: score_fusion(q, alpha, "z", None, 0.5), candidates, floor, guard, half_life)
+    return lever
