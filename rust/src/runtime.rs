@@ -15,6 +15,13 @@ static RUNTIME: Mutex<Option<(u32, Arc<Runtime>)>> = Mutex::new(None);
 
 pub const WORKER_THREADS: usize = 2;
 
+/// Threads for blocking work (Lance's local file I/O runs there, one call each). tokio allows 512 and lets an
+/// idle one exit after 10 s, so a service's bursts of index runs kept starting new ones: 20 to 30 of them
+/// during a soak, each new one a fresh stack and thread cache in RSS. File calls do not wait on each other,
+/// so a few threads serve two cores; they stay a while between bursts.
+pub const BLOCKING_THREADS: usize = 8;
+pub const BLOCKING_KEEP_ALIVE: std::time::Duration = std::time::Duration::from_secs(120);
+
 pub fn runtime() -> Arc<Runtime> {
     let pid = std::process::id();
     let mut guard = RUNTIME.lock().unwrap_or_else(|p| p.into_inner());
@@ -27,6 +34,8 @@ pub fn runtime() -> Arc<Runtime> {
             let rt = Arc::new(
                 tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(WORKER_THREADS)
+                    .max_blocking_threads(BLOCKING_THREADS)
+                    .thread_keep_alive(BLOCKING_KEEP_ALIVE)
                     .thread_name("funes-py-io")
                     .enable_all()
                     .build()
