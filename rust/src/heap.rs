@@ -11,47 +11,48 @@
 //! holes inside the heap, and the next small runs' buffers land in them again and fault them back in, until
 //! the process is back at its heap's size. The heap itself does not grow in steady state (glibc's arenas held
 //! 205 MB from the first to the last sample of a 5-minute service soak), so a trim after every run only
-//! bought a dip that climbed back at 1.5-2.5 MiB/min, and a page fault for every page. Not trimming held the
-//! same soak flat. So a trim happens only when the process has grown by [`TRIM_AFTER_GROWTH`] above the
-//! lowest level seen at a run's start ([`note_run_start`]) or after the last trim: between a large run's
-//! phases and after it, not after a run that added a conversation.
+//! bought a dip that climbed back at 1.5-2.5 MiB/min, and a page fault for every page; one trim seconds into
+//! the soak was enough to start the climb. Not trimming held the same soak flat. So a run trims only what it
+//! grew: [`RunMark`] remembers the process's size at a run's start, and a trim happens once the run has grown
+//! [`TRIM_AFTER_GROWTH`] above it (between a large run's phases and after it), never after a run that added
+//! a conversation.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// How much the process's resident memory must have grown before a call trims. A large run's phases grow it
-/// by hundreds of MB; a service's run for one new conversation by well under 1 MB.
+/// How much a run must have grown the process's resident memory before it trims. A large run's phases grow
+/// it by hundreds of MB; a service's run for one new conversation by well under 1 MB.
 pub const TRIM_AFTER_GROWTH: u64 = 32 << 20;
 
-/// The level growth is measured from (resident bytes): the lowest seen at a run's start, reset after a trim.
-/// `u64::MAX` until the first run starts.
-static BASELINE: AtomicU64 = AtomicU64::new(u64::MAX);
+/// The process's size when a run started (or after its last trim): what the run grows above it is what a
+/// trim would give back.
+#[derive(Debug)]
+pub struct RunMark(AtomicU64);
 
-/// Records the process's size as a run starts: what that run (and later ones) grows above it is what a trim
-/// would give back.
-pub fn note_run_start() {
-    if let Some(now) = resident_bytes() {
-        BASELINE.fetch_min(now, Ordering::Relaxed);
+impl RunMark {
+    /// Marks the start of a run. Where the size cannot be read (not Linux), the mark never trims.
+    pub fn now() -> Self {
+        Self(AtomicU64::new(resident_bytes().unwrap_or(u64::MAX)))
+    }
+
+    /// Returns the allocator's free memory to the system where the C library can (glibc) and the run has
+    /// grown the process by [`TRIM_AFTER_GROWTH`] since its start or its last trim; otherwise nothing.
+    /// Returns whether it trimmed.
+    pub fn release_if_grown(&self) -> bool {
+        let Some(now) = resident_bytes() else {
+            return false; // not Linux: no glibc to trim either
+        };
+        if !worth_trimming(self.0.load(Ordering::Relaxed), now) {
+            return false;
+        }
+        trim();
+        self.0.store(resident_bytes().unwrap_or(now), Ordering::Relaxed);
+        true
     }
 }
 
-/// Returns the allocator's free memory to the system where the C library can (glibc) and the process has
-/// grown by [`TRIM_AFTER_GROWTH`] since [`note_run_start`] or the last trim; otherwise nothing. Returns
-/// whether it trimmed.
-pub fn release_free_memory() -> bool {
-    let Some(now) = resident_bytes() else {
-        return false; // not Linux: no glibc to trim either
-    };
-    if !worth_trimming(BASELINE.load(Ordering::Relaxed), now) {
-        return false;
-    }
-    trim();
-    BASELINE.store(resident_bytes().unwrap_or(now), Ordering::Relaxed);
-    true
-}
-
-/// Whether growth from `baseline` to `now` (resident bytes) is worth a trim; no baseline yet: no.
-fn worth_trimming(baseline: u64, now: u64) -> bool {
-    now.saturating_sub(baseline) >= TRIM_AFTER_GROWTH
+/// Whether growth from `mark` to `now` (resident bytes) is worth a trim.
+fn worth_trimming(mark: u64, now: u64) -> bool {
+    now.saturating_sub(mark) >= TRIM_AFTER_GROWTH
 }
 
 /// The process's resident set size (`VmRSS` of `/proc/self/status`), in bytes.
@@ -83,14 +84,14 @@ mod tests {
     fn releasing_free_memory_leaves_live_memory_intact() {
         let kept: Vec<Vec<u8>> = (0..64).map(|i| vec![i as u8; 1 << 16]).collect();
         drop((0..256).map(|_| vec![0u8; 1 << 16]).collect::<Vec<_>>());
-        release_free_memory();
+        RunMark::now().release_if_grown();
         assert!(kept.iter().enumerate().all(|(i, v)| v.iter().all(|b| *b == i as u8)));
     }
 
     #[test]
     fn only_growth_past_the_threshold_is_worth_a_trim() {
         let base = 300 << 20;
-        assert!(!worth_trimming(u64::MAX, base), "no run has started: nothing to measure growth from");
+        assert!(!worth_trimming(u64::MAX, base), "an unreadable size at the start never trims");
         assert!(!worth_trimming(base, base + (1 << 20)), "a small run's growth is left in place");
         assert!(!worth_trimming(base, base - (50 << 20)), "shrinking is not growth");
         assert!(worth_trimming(base, base + TRIM_AFTER_GROWTH));

@@ -16,7 +16,7 @@ use super::Engine;
 use crate::analyzer::ANALYZER_VERSION;
 use crate::chunk::{chunk_turn, turn_contexts, Chunk};
 use crate::error::Result;
-use crate::heap::{note_run_start, release_free_memory};
+use crate::heap::RunMark;
 use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, parse_lines, BadLine, ParsedFile};
 use crate::record::{id_key, StoredChunk};
@@ -210,7 +210,7 @@ impl Engine {
         progress: IndexProgress,
     ) -> Result<IndexReport> {
         let started = Instant::now();
-        note_run_start();
+        let mark = RunMark::now();
         let _lock = self.lock_for_writing()?;
         self.check_model()?;
         let store = self.memory.store();
@@ -252,7 +252,7 @@ impl Engine {
         // The run's caches (up to `REUSE_MAX_TEXTS` vectors, every id seen) go before the refresh, which
         // builds indexes over the whole memory and is a long run's peak.
         drop((run.vectors, run.seen));
-        release_free_memory();
+        mark.release_if_grown();
         if report.chunks_added > 0 || block_on(store.needs_index())? {
             block_on(self.memory.refresh_indexes(false))?;
         }
@@ -261,7 +261,7 @@ impl Engine {
         state.save(self.home.state_dir())?;
         // A service indexes every few seconds for days: what the run and its refresh freed goes back now
         // rather than piling up in the allocator's arenas.
-        release_free_memory();
+        mark.release_if_grown();
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }

@@ -8,7 +8,7 @@ use lancedb::{DistanceType, Table};
 
 use super::{Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
 use crate::error::Result;
-use crate::heap::{note_run_start, release_free_memory};
+use crate::heap::RunMark;
 
 /// Below this many rows dense search is an exact scan (fast enough, and exact); from here on an IVF_PQ index
 /// pays off. Rows not yet in the index are always scanned exactly. Measured on the benchmark history: at
@@ -83,14 +83,14 @@ impl Store {
     /// `rebuild`: build every index anew (after an overwrite or a purge).
     pub async fn refresh_indexes(&self, rebuild: bool) -> Result<()> {
         let Some(t) = self.table().await? else { return Ok(()) };
-        // A refresh outside an index run (a forget's rebuild) is a run of its own for the heap's trims.
-        note_run_start();
+        // The refresh's steps trim what they grew above where the refresh started (`heap`).
+        let mark = RunMark::now();
         // Another writer (another machine on a memory in a bucket) may commit an index or a compaction at
         // the same moment; Lance then refuses ours as a retryable conflict, and a second look at the new
         // version finds the work done or still to do.
         let mut attempt = 1;
         loop {
-            match self.refresh_once(&t, rebuild).await {
+            match self.refresh_once(&t, rebuild, &mark).await {
                 Err(lancedb::Error::Lance { source: lance::Error::RetryableCommitConflict { .. } }) if attempt < COMMIT_ATTEMPTS => {
                     attempt += 1;
                     t.checkout_latest().await?;
@@ -104,7 +104,7 @@ impl Store {
         self.prune(PRUNE_AFTER, false).await
     }
 
-    async fn refresh_once(&self, t: &Table, rebuild: bool) -> lancedb::Result<()> {
+    async fn refresh_once(&self, t: &Table, rebuild: bool, mark: &RunMark) -> lancedb::Result<()> {
         let indices = t.list_indices().await?;
         let has = |col: &str| indices.iter().any(|i| i.columns.iter().any(|c| c == col));
         let rows = t.count_rows(None).await?;
@@ -112,17 +112,17 @@ impl Store {
         // heap goes back between steps, so one step's peak does not stack on the last one's leftovers.
         if self.fragments_of(t).await? >= COMPACT_FRAGMENTS {
             t.optimize(OptimizeAction::Compact { options: CompactionOptions::default(), remap_options: None }).await?;
-            release_free_memory();
+            mark.release_if_grown();
         }
         // Fold new rows into the indexes that exist (incremental, never a full rebuild), then create the
         // missing ones over everything.
         if !rebuild && !indices.is_empty() {
             t.optimize(OptimizeAction::Index(OptimizeOptions::default())).await?;
-            release_free_memory();
+            mark.release_if_grown();
         }
         for wanted in Wanted::for_rows(rows).filter(|w| rebuild || !has(w.column())) {
             t.create_index(&[wanted.column()], wanted.index(rows)).replace(true).execute().await?;
-            release_free_memory();
+            mark.release_if_grown();
         }
         Ok(())
     }
