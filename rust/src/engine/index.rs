@@ -259,8 +259,8 @@ impl Engine {
         report.files = files_unchanged + keys.len();
         state.files.extend(stamps);
         state.save(self.home.state_dir())?;
-        // A service indexes every few seconds for days: what the run and its refresh freed goes back now
-        // rather than piling up in the allocator's arenas.
+        // What a large run and its refresh freed goes back now rather than staying in the allocator's arenas;
+        // a service's run for a few conversations keeps it for the next run (`heap`).
         mark.release_if_grown();
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
