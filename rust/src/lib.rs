@@ -22,7 +22,7 @@
 //! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed |
 //! | 5     | `memory`    | a memory: the dataset and its resident copy, kept in step            | no    |
 //! | 4     | `store`     | the Lance dataset; the only module naming `lancedb`/Arrow or writing SQL | no |
-//! | 4     | `resident`  | a warm memory's copy in RAM: int8 vectors, BM25 postings, sessions   | yes   |
+//! | 4     | `resident`  | a warm memory's copy in RAM: packed rows, int8 codes, BM25 postings | yes |
 //! | 4     | `inference` | the embedder and the reranker; the only module naming `ort`/`tokenizers` | no |
 //! | 3     | `record`    | a chunk as stored (`StoredChunk`): fields, time, vector, BM25 context | yes   |
 //! | 2     | `chunk`     | render blocks, split ~1,200 chars, stable ids, stitch splits back    | yes   |

@@ -284,7 +284,7 @@ impl Memory {
         let Some(grown) = self.store.grown_since(&from, to).await? else { return Ok(None) };
         // After a compaction the rewritten fragments hold rows the copy has: their ids tell them apart.
         let known: HashSet<u64> = match (grown.rewritten(), self.resident()) {
-            (true, Some(r)) => (0..r.len()).map(|i| id_key(&r.row(i).chunk.id)).collect(),
+            (true, Some(r)) => (0..r.len()).map(|i| id_key(r.id(i))).collect(),
             _ => HashSet::new(),
         };
         let mut parts = Vec::new();
@@ -334,7 +334,7 @@ mod tests {
 
     fn ids_in_copy(m: &Memory) -> Vec<String> {
         let r = block_on(m.ensure_resident()).unwrap().expect("a copy");
-        let mut ids: Vec<String> = (0..r.len()).map(|i| r.row(i).chunk.id.clone()).collect();
+        let mut ids: Vec<String> = (0..r.len()).map(|i| r.id(i).to_owned()).collect();
         ids.sort();
         ids
     }

@@ -7,17 +7,18 @@
 //! a BM25 pass over a few posting lists (under 1 ms) and a map lookup. Lance stays the memory of record and
 //! answers every one-shot caller (the CLI), which would pay more to load a copy than to query the indexes.
 //!
-//! Cost: about 0.4 KB per chunk for the codes (384 dimensions) and postings, plus the text itself.
+//! Cost: about 0.4 KB per chunk for the codes (384 dimensions) and postings, about 0.1 KB for its packed
+//! fields (`rows`), plus the text itself.
 
 pub mod bm25;
 pub mod dense;
-
-use std::collections::HashMap;
+pub mod rows;
 
 use crate::analyzer::{id_terms, with_bm25_analyzer};
-use crate::record::StoredChunk;
+use crate::record::{RowView, StoredChunk};
 use bm25::{term_counts, Bm25Index};
 use dense::{encode, Int8Vectors};
+use rows::Rows;
 
 /// A query vector coded for the resident scan.
 pub type CodedQuery = (Vec<i8>, f32);
@@ -36,12 +37,11 @@ pub fn query_terms(query: &str) -> Vec<String> {
 pub struct Resident {
     /// The Lance version this copy reflects; `store` compares it with the dataset's.
     pub version: u64,
-    /// Every chunk, vectors dropped (the codes stand for them).
-    rows: Vec<StoredChunk>,
+    /// Every chunk's fields, packed, with each session's rows (for neighbouring turns); the codes stand
+    /// for the vectors.
+    rows: Rows,
     vectors: Int8Vectors,
     bm25: Bm25Index,
-    /// Row numbers of each session, for neighbouring turns.
-    sessions: HashMap<String, Vec<u32>>,
     /// Each row's identifier terms (`analyzer::id_terms` of its text), for fusion's identifier bonus: taken
     /// once here rather than from up to 200 passages in every recall that names an identifier.
     identifiers: Vec<Box<[String]>>,
@@ -112,14 +112,7 @@ fn analyse(rows: &[StoredChunk], fts: &[String]) -> Analysed {
 
 impl Resident {
     pub fn new(dim: usize, version: u64) -> Self {
-        Self {
-            version,
-            rows: Vec::new(),
-            vectors: Int8Vectors::new(dim),
-            bm25: Bm25Index::default(),
-            sessions: HashMap::new(),
-            identifiers: Vec::new(),
-        }
+        Self { version, rows: Rows::default(), vectors: Int8Vectors::new(dim), bm25: Bm25Index::default(), identifiers: Vec::new() }
     }
 
     pub fn dim(&self) -> usize {
@@ -137,36 +130,34 @@ impl Resident {
     /// Adds prepared rows (vectors of another dimension are a caller bug: the memory is stamped with one).
     pub fn extend(&mut self, p: Prepared) {
         self.identifiers.extend(p.identifiers);
-        for ((row, (codes, scale)), (counts, len)) in p.rows.into_iter().zip(p.codes).zip(p.terms) {
-            let i = self.rows.len() as u32;
+        for ((row, (codes, scale)), (counts, len)) in p.rows.iter().zip(p.codes).zip(p.terms) {
             self.vectors.push(&codes, scale);
             self.bm25.push_counts(counts, len);
-            match self.sessions.get_mut(&row.chunk.session_id) {
-                Some(rows) => rows.push(i),
-                None => {
-                    self.sessions.insert(row.chunk.session_id.clone(), vec![i]);
-                }
-            }
             self.rows.push(row);
         }
     }
 
-    pub fn row(&self, i: usize) -> &StoredChunk {
-        &self.rows[i]
+    /// Row `i` as a `StoredChunk` of its own, without vector or context.
+    pub fn row(&self, i: usize) -> StoredChunk {
+        self.rows.get(i)
+    }
+
+    pub fn id(&self, i: usize) -> &str {
+        self.rows.id(i)
     }
 
     /// Dense leg: the `n` rows nearest the query that `admit` accepts (all: `None`), best first, with cosine estimates.
-    pub fn dense(&self, query: &CodedQuery, n: usize, admit: Option<&dyn Fn(&StoredChunk) -> bool>) -> Vec<(usize, f32)> {
+    pub fn dense(&self, query: &CodedQuery, n: usize, admit: Option<&dyn Fn(&RowView) -> bool>) -> Vec<(usize, f32)> {
         match admit {
-            Some(admit) => self.vectors.top(query, n, Some(&|i| admit(&self.rows[i]))),
+            Some(admit) => self.vectors.top(query, n, Some(&|i| admit(&self.rows.view(i)))),
             None => self.vectors.top(query, n, None),
         }
     }
 
     /// BM25 leg: the `n` best rows for the query's terms (`query_terms`) that `admit` accepts, best first,
     /// with BM25 scores.
-    pub fn bm25(&self, terms: &[String], n: usize, admit: &dyn Fn(&StoredChunk) -> bool) -> Vec<(usize, f32)> {
-        self.bm25.top(terms, n, &|i| admit(&self.rows[i]))
+    pub fn bm25(&self, terms: &[String], n: usize, admit: &dyn Fn(&RowView) -> bool) -> Vec<(usize, f32)> {
+        self.bm25.top(terms, n, &|i| admit(&self.rows.view(i)))
     }
 
     /// The BM25 scores of rows `rows` for the query's terms (0 where a row shares none of them).
@@ -185,8 +176,8 @@ impl Resident {
     }
 
     /// Every row of a session, in the order they were added.
-    pub fn session(&self, session_id: &str) -> Vec<&StoredChunk> {
-        self.sessions.get(session_id).map(|ix| ix.iter().map(|&i| &self.rows[i as usize]).collect()).unwrap_or_default()
+    pub fn session(&self, session_id: &str) -> Vec<StoredChunk> {
+        self.rows.session(session_id).iter().map(|&i| self.rows.get(i as usize)).collect()
     }
 }
 
@@ -232,7 +223,7 @@ mod tests {
         let terms = query_terms;
         assert_eq!(r.bm25(&terms("MT-4471"), 3, &|_| true)[0].0, 1);
         assert_eq!(r.bm25(&terms("leaking pumps"), 3, &|_| true).iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
-        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|c| c.chunk.session_id == "s2")[0].0, 2);
+        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|c| c.session_id == "s2")[0].0, 2);
         assert_eq!(r.session("s1").iter().map(|c| c.chunk.id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert!(r.session("nope").is_empty());
         assert!((r.cosine(0, &code_query(&[1.0, 0.0, 0.0])) - 1.0).abs() < 1e-3);

@@ -7,7 +7,7 @@ use crate::analyzer::{fts_query, id_terms};
 use crate::error::{Error, Result};
 use crate::inference::Models;
 use crate::options::{Legs as LegChoice, RecallOptions};
-use crate::record::StoredChunk;
+use crate::record::{RowView, StoredChunk};
 use crate::resident::{code_query, query_terms, Resident};
 use crate::store::{Filter, LegResult, Store};
 
@@ -50,7 +50,7 @@ pub(super) fn resident_legs(
     which: LegChoice,
 ) -> Legs {
     let cq = code_query(qv);
-    let admit = |row: &StoredChunk| filter.admits(row);
+    let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
     let terms = if which != LegChoice::Dense { query_terms(query) } else { Vec::new() };
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
@@ -63,12 +63,12 @@ pub(super) fn resident_legs(
         .iter()
         .zip(bm25_of)
         .map(|(&i, bm25)| {
-            let row = r.row(i).clone();
+            let row = r.row(i);
             let identifiers = identifier_share(wanted, r.identifiers(i));
             (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row })
         })
         .collect();
-    let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.row(i).chunk.id.clone()).collect();
+    let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.id(i).to_owned()).collect();
     Legs { dense: ids(&dense), bm25: ids(&bm25), rows }
 }
 

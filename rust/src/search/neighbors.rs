@@ -27,7 +27,7 @@ pub(super) async fn attach(memory: &Memory, hits: &mut [Hit], window: usize) -> 
     let mut sessions: Vec<&str> = hits.iter().map(|h| h.chunk.session_id.as_str()).collect();
     sessions.sort();
     sessions.dedup();
-    let resident = memory.resident().map(|r| sessions.iter().flat_map(|s| r.session(s)).cloned().collect::<Vec<StoredChunk>>());
+    let resident = memory.resident().map(|r| sessions.iter().flat_map(|s| r.session(s)).collect::<Vec<StoredChunk>>());
     let rows = match resident {
         Some(rows) => rows,
         // One scan for all hits, answered by the session_id index; the seq window is applied here (an OR of

@@ -3,7 +3,7 @@
 //! so they cannot drift: every field is a conjunction, an empty list means "any".
 
 use crate::options::RecallOptions;
-use crate::record::StoredChunk;
+use crate::record::RowView;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Filter {
@@ -71,7 +71,7 @@ impl Filter {
     }
 
     /// Whether a row passes: `to_sql` as a predicate.
-    pub fn admits(&self, row: &StoredChunk) -> bool {
+    pub fn admits(&self, row: &RowView) -> bool {
         let within = |bound: Option<i64>, ok: fn(i64, i64) -> bool| bound.is_none_or(|b| row.ts_ms.is_some_and(|t| ok(t, b)));
         within(self.since_ms, |t, b| t >= b)
             && within(self.until_ms, |t, b| t <= b)
@@ -85,12 +85,12 @@ impl Filter {
 }
 
 /// A row's value of a column that `Filter::lists` names.
-fn column<'a>(row: &'a StoredChunk, col: &str) -> &'a str {
+fn column<'a>(row: &RowView<'a>, col: &str) -> &'a str {
     match col {
-        "session_id" => &row.chunk.session_id,
-        "role" => &row.chunk.role,
-        "block_type" => &row.chunk.block_type,
-        "harness" => &row.chunk.harness,
+        "session_id" => row.session_id,
+        "role" => row.role,
+        "block_type" => row.block_type,
+        "harness" => row.harness,
         other => unreachable!("Filter::lists names no column {other}"),
     }
 }
@@ -103,20 +103,9 @@ pub fn sql_str(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chunk::Chunk;
 
-    fn row(session: &str, role: &str, harness: &str, ts_ms: Option<i64>) -> StoredChunk {
-        StoredChunk {
-            chunk: Chunk {
-                session_id: session.into(),
-                role: role.into(),
-                harness: harness.into(),
-                block_type: "text".into(),
-                ..Default::default()
-            },
-            ts_ms,
-            ..Default::default()
-        }
+    fn row<'a>(session_id: &'a str, role: &'a str, harness: &'a str, ts_ms: Option<i64>) -> RowView<'a> {
+        RowView { session_id, role, harness, block_type: "text", ts_ms }
     }
 
     #[test]
