@@ -391,13 +391,14 @@ impl Store {
         Ok(self.table().await?.map(Searcher::new))
     }
 
-    /// Data files of the dataset: one per append until compaction merges them. Counted on disk when local
-    /// (every file, also those of versions not yet pruned); a bucket is not listed: the manifest counts.
+    /// Fragments of the dataset's current version (its manifest): one per append until compaction merges
+    /// them. Not the data files on disk: those of older versions stay until pruned (a minute), and counting
+    /// them made every index run of that minute compact the whole memory again.
     async fn fragments_of(&self, t: &Table) -> lancedb::Result<usize> {
-        Ok(match self.home.local() {
-            Some(dir) => std::fs::read_dir(dir.join(format!("{}.lance", schema::TABLE)).join("data")).map(|d| d.count()).unwrap_or(0),
-            None => t.stats().await?.fragment_stats.num_fragments,
-        })
+        match t.dataset() {
+            Some(d) => Ok(d.get().await?.manifest().fragments.len()),
+            None => Ok(t.stats().await?.fragment_stats.num_fragments),
+        }
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
