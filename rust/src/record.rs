@@ -44,13 +44,17 @@ pub struct RowView<'a> {
 pub fn id_key(id: &str) -> u64 {
     match u64::from_str_radix(id, 16) {
         Ok(v) if id.len() == 16 => v,
-        _ => {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            id.hash(&mut h);
-            h.finish()
-        }
+        _ => hash64(id),
     }
+}
+
+/// A string's 64-bit hash (std's SipHash with fixed keys): the same within a process, so a set can hold
+/// the hash in place of the string.
+pub fn hash64(s: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

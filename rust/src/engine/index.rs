@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::heap::RunMark;
 use crate::inference::Embedder;
 use crate::ingest::{collect_files, parse_file, parse_lines, BadLine, ParsedFile};
-use crate::record::{id_key, StoredChunk};
+use crate::record::{hash64, id_key, StoredChunk};
 use crate::runtime::block_on;
 use crate::store::{Filter, ROW_COLUMNS};
 
@@ -68,13 +68,6 @@ struct VectorCache {
     embedded: usize,
 }
 
-fn text_hash(text: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    h.finish()
-}
-
 impl VectorCache {
     /// One vector per text, embedding only the texts not seen before in this run. `progress` counts texts.
     fn embed(&mut self, embedder: &Embedder, texts: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
@@ -92,7 +85,7 @@ impl VectorCache {
 
     /// Keeps a freshly embedded text's vector for later batches if the text is short and was seen before.
     fn remember(&mut self, text: &str, vector: Vec<f32>) {
-        if text.chars().count() <= REUSE_MAX_CHARS && self.vectors.len() < REUSE_MAX_TEXTS && !self.seen_once.insert(text_hash(text)) {
+        if text.chars().count() <= REUSE_MAX_CHARS && self.vectors.len() < REUSE_MAX_TEXTS && !self.seen_once.insert(hash64(text)) {
             self.vectors.insert(text.to_string(), vector);
         }
     }
