@@ -5,7 +5,7 @@
 //! a 300-byte struct (kept in a vector that grows by doubling) and nine strings allocated apart, each
 //! rounded up by the allocator: about 830 bytes for a 130-character turn. Packed, a row is its id, turn id,
 //! time and text end to end in one buffer, its session and labels (role, harness, block type, tool) as
-//! numbers into tables of the distinct values, and its numbers: about 90 bytes plus those strings.
+//! numbers into tables of the distinct values, and its numbers: 80 bytes plus those strings.
 
 use std::collections::HashMap;
 
