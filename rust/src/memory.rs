@@ -439,7 +439,7 @@ mod tests {
         for r in &more {
             block_on(writer.append(std::slice::from_ref(r), DIM, "m@1")).unwrap();
         }
-        let fragments = |m: &Memory| block_on(m.store().fragments_in_manifest());
+        let fragments = |m: &Memory| block_on(m.store().stats()).unwrap().fragments;
         assert!(fragments(&writer) >= COMPACT_FRAGMENTS);
         block_on(writer.refresh_indexes(false)).unwrap();
         let compacted = fragments(&writer);

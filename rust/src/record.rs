@@ -20,15 +20,10 @@ impl StoredChunk {
     pub fn new(chunk: Chunk, vector: Vec<f32>, context: String) -> Self {
         Self { ts_ms: parse_ts_ms(&chunk.ts), chunk, vector, context }
     }
-
-    pub fn view(&self) -> RowView<'_> {
-        let c = &self.chunk;
-        RowView { session_id: &c.session_id, role: &c.role, harness: &c.harness, block_type: &c.block_type, ts_ms: self.ts_ms }
-    }
 }
 
-/// What a filter tests of a row (`store::Filter::admits`), borrowed from a `StoredChunk` or from the
-/// resident copy's packed rows alike.
+/// What a filter tests of a row (`store::Filter::admits`), borrowed from the resident copy's packed rows
+/// (`resident::rows`) without building a `StoredChunk`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RowView<'a> {
     pub session_id: &'a str,

@@ -196,7 +196,9 @@ mod tests {
         for (i, r) in rows_in.iter().enumerate() {
             assert_eq!(rows.get(i), *r, "row {i}");
             assert_eq!((rows.id(i), rows.text(i)), (r.chunk.id.as_str(), r.chunk.text.as_str()));
-            assert_eq!(rows.view(i), r.view());
+            let c = &r.chunk;
+            let view = RowView { session_id: &c.session_id, role: &c.role, harness: &c.harness, block_type: &c.block_type, ts_ms: r.ts_ms };
+            assert_eq!(rows.view(i), view);
         }
         assert_eq!(rows.session("s1"), &[0, 2]);
         assert_eq!(rows.session("s2"), &[1]);

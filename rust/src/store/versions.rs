@@ -200,12 +200,6 @@ impl Store {
         Ok(Some(Snapshot::of(&ds)))
     }
 
-    /// The latest version's fragments (`stats` counts data files on a local disk, old versions' included).
-    #[cfg(test)]
-    pub async fn fragments_in_manifest(&self) -> usize {
-        self.latest_dataset().await.unwrap().map_or(0, |d| d.manifest().fragments.len())
-    }
-
     async fn latest_dataset(&self) -> Result<Option<Arc<Dataset>>> {
         let Some(t) = self.table().await? else { return Ok(None) };
         let Some(wrapper) = t.dataset() else { return Ok(None) };
