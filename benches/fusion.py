@@ -20,6 +20,9 @@ from dataclasses import dataclass, field
 
 RRF_K = 60.0
 RECENCY_SHARE = 0.02
+# The engine's score fusion (`rust/src/search/fusion.rs`): dense weight, each leg's normalisation, the bonus
+# for the query's identifiers.
+ENGINE_ALPHA, ENGINE_NORM, ENGINE_ID_BONUS = 0.3, "z", 0.5
 
 
 @dataclass

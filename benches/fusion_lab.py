@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from . import fusion
 from .lab_corpus import LAB_OUT, Corpus
 from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
@@ -30,6 +32,7 @@ from .metrics import answer_pattern, turn_recall_table
 from .synthetic import synthetic_root
 
 Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
+ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID_BONUS)
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,7 @@ class Config:
     half_life: float = 30.0
     candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
     floor_spares_ids: bool = False  # rows naming a queried identifier pass the floor (`fusion.finish`)
-    lever: Callable | None = None   # a ranking of its own from (corpus, query, pool, ...): `levers.py`
+    lever: Callable | None = None   # a ranking of its own from (corpus, query, pool, first): `levers.py`
 
 
 def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
@@ -58,7 +61,7 @@ def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | N
              candidates: int = 30) -> Config:  # fmt: skip
     """The lever kept (tuned on the tuning sets, see `sweep`): score fusion, z-scores per leg over its own
     top 100, dense weight 0.3, identifier bonus 0.5; the fused list cut to `candidates` as today."""
-    return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, 0.3, "z", None, 0.5), depth, k, guard, floor,
+    return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, *ENGINE_FUSION), depth, k, guard, floor,
                   candidates=candidates)  # fmt: skip
 
 
@@ -86,7 +89,7 @@ NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
 ENGINE = replace(proposal(), name="engine (score fusion, depth 100, candidates 30)")
 
 LANCE = replace(proposal(), name="library proposal, Lance path (absent BM25 = 0)",
-                fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), 0.3, "z", None, 0.5))
+                fuse=lambda p: fusion.score_fusion(fusion.lance_view(p), *ENGINE_FUSION))
 
 
 def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config, corpus: Corpus | None = None, query: str = "") -> list[int]:
@@ -94,7 +97,12 @@ def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config, corpus: Corpus | None = N
     k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
     half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
     if cfg.lever is not None:
-        return cfg.lever(corpus, query, p, cfg.fuse, cfg.candidates or cfg.depth, cfg.floor, cfg.guard, half_life)[:k]
+        from .levers import LONG
+
+        def first(q: fusion.Pool, fuse: Fuser | None = None) -> list[int]:
+            return fusion.finish(q, (fuse or cfg.fuse)(q), cfg.candidates or cfg.depth, LONG, cfg.floor, cfg.guard,
+                                 half_life)  # fmt: skip
+        return cfg.lever(corpus, query, p, first)[:k]
     return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life,
                          cfg.floor_spares_ids)  # fmt: skip
 
@@ -172,7 +180,7 @@ def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tup
     engines: dict[str, object] = {}
     for qs in sets:
         t = time.perf_counter()
-        qs.vectors = models.embed([q.text for q in qs.queries])
+        qs.vectors = models.embed_queries([q.text for q in qs.queries])
         key = hashlib.sha256(repr([source] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
                              + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
         cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
@@ -262,6 +270,96 @@ def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config
     return out
 
 
+@dataclass(frozen=True)
+class Variant:
+    """One way to build every query's pool again (`variants_table`); the defaults are the engine's."""
+    name: str
+    keys: tuple[str, ...] = ("turn",)        # the vectors the dense leg scores a row by (best of)
+    prf: tuple[int, float] | None = None     # (m, beta): the query vector moved towards the first ranking's top m
+    bm25: tuple[float, float] | None = None  # (k1, b) instead of the engine's (`lexical.K1`, `lexical.B`)
+    mask: float | None = None                # each row's cosine averaged with its cosine to the query without
+                                             # its words of idf >= mask (what BM25 matches: names, identifiers)
+
+
+def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: bool, masked: bool) -> list[Variant]:
+    """The variants `--keys` (dense keys per passage, and dense pseudo-relevance feedback), `--bm25-grid` and
+    `--masked` compare with the engine. Vector keys are sums of vectors the corpus has
+    (`levers.neighbour_vectors`); `--keys texts` adds the previous and own turn embedded together ("prev")."""
+    from . import levers
+
+    out = [Variant("the engine")]
+    if keys:
+        for before, after in ((0.5, 0.0), (1.0, 0.0), (0.5, 0.5)):
+            key = f"sum {before:g}/{after:g}"
+            for c in corpora.values():
+                c.add_vectors(key, levers.neighbour_vectors(c, before, after))
+            out += [Variant(f"max(turn, {key})", ("turn", key)), Variant(f"{key} alone", (key,))]
+        out += [Variant(f"prf top {m}, beta {b:g}", prf=(m, b)) for m, b in ((3, 0.3), (3, 0.6), (1, 0.5))]
+    if keys == "texts":
+        for c in corpora.values():
+            c.add_keys("prev", levers.key_texts(c, "prev"), models)
+        out += [Variant("max(turn, prev text)", ("turn", "prev")), Variant("prev text alone", ("prev",))]
+    if bm25:
+        out += [Variant(f"bm25 k1 {k1:g} b {b:g}", bm25=(k1, b))
+                for k1, b in ((1.2, 0.5), (1.2, 0.3), (1.2, 0.9), (0.9, 0.5), (1.6, 0.5))]
+    if masked:
+        out += [Variant(f"mean with masked query, idf >= {t:g}", mask=t) for t in (3.0, 4.0, 5.0)]
+    return out
+
+
+def masked_query(corpus: Corpus, query: str, min_idf: float) -> str:
+    """The query without its words that hold a term of idf >= `min_idf` or an identifier (the query itself
+    when nothing else is left)."""
+    from .lexical import analyse, id_terms
+
+    ids = set(id_terms(query))
+    kept = [w for w in query.split() if not any(i in ids for i in id_terms(w))
+            and not any(corpus.bm25.idf(t) >= min_idf for t in analyse(w) if t in corpus.bm25.postings)]  # fmt: skip
+    return " ".join(kept) or query
+
+
+def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: list[Variant], cfg: Config,
+                   models) -> tuple[str, list[dict]]:  # fmt: skip
+    """`table` with one column per variant: every pool built again as the variant says, ranked by `cfg`."""
+    from . import levers
+    from .lab_corpus import encode
+
+    scores = {id(q): corpora[corpus_of(qs, q)].bm25.scores(q.text) for qs in sets for q in qs.queries}
+
+    def pool(qs: QuerySet, q, v, var: Variant, mv) -> fusion.Pool:
+        c = corpora[corpus_of(qs, q)]
+        bm = scores[id(q)] if var.bm25 is None else c.bm25.scores(q.text, k1=var.bm25[0], b=var.bm25[1])
+        p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)
+        if var.prf is not None:   # pseudo-relevance feedback on the dense leg
+            top = rank(qs, p, cfg)[:var.prf[0]]
+            p = build_pool(c, q.text, levers.rocchio(c, v, top, var.prf[1]), qs.now, keys=var.keys, scores=bm)
+        if mv is not None:        # each candidate's cosine averaged with its cosine to the masked query
+            qc, qscale = encode(mv[None, :])
+            cos = {r: (x + float(c._codes_f[r] @ qc[0].astype(np.float32)) * c.scales[r] * qscale[0]) / 2
+                   for r, x in p.cos.items()}  # fmt: skip
+            dense = sorted(((r, cos[r]) for r, _ in p.dense), key=lambda x: (-x[1], x[0]))
+            p = fusion.Pool(dense, p.bm25, cos, p.bm, p.id_count, p.wanted, p.age_days, p.chunk_id)
+        return p
+
+    head = "| set | split | " + " | ".join(v.name for v in variants) + " |\n|---|---|" + "---|" * len(variants) + "\n"
+    cells: dict[str, list[str]] = {qs.name: [] for qs in sets}
+    rows = []
+    for var in variants:
+        for qs in sets:
+            assert qs.vectors is not None
+            masked = [None] * len(qs.queries)
+            if var.mask is not None:
+                masked = list(models.embed_queries([masked_query(corpora[corpus_of(qs, q)], q.text, var.mask)
+                                                    for q in qs.queries]))  # fmt: skip
+            pools = [pool(qs, q, v, var, mv) for q, v, mv in zip(qs.queries, qs.vectors, masked, strict=True)]
+            r = evaluate(replace(qs, pools=pools), corpora, cfg)
+            rows.append({"set": qs.name, "split": qs.split, "variant": var.name, **r})
+            cells[qs.name].append(cell(qs, r))
+        print(f"{var.name}: done", file=sys.stderr, flush=True)
+    body = "".join(f"| {qs.name} | {qs.split} | " + " | ".join(cells[qs.name]) + " |\n" for qs in sets)
+    return head + body, rows
+
+
 def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit: int = 100) -> str:
     """How often the lab's reproduction of the engine's ranking (`ENGINE`: score fusion) equals the engine's
     own answer (the same turns in the same order), and how much the legs' top 30 overlap, per set."""
@@ -305,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check-engine", action="store_true", help="compare the lab's legs and ranking with the engine's")
     ap.add_argument("--sweep", action="store_true", help="the score-fusion grid on the tuning sets")
     ap.add_argument("--levers", action="store_true", help="session cap, second hop, per-query dense weight")
+    ap.add_argument("--keys", choices=("vectors", "texts"), help="the dense leg over more keys per passage "
+                    "(vectors: sums of neighbours' vectors; texts: also the previous turn embedded with it) and "
+                    "dense pseudo-relevance feedback")
+    ap.add_argument("--bm25-grid", action="store_true", help="BM25's k1 and b")
+    ap.add_argument("--masked", action="store_true", help="cosines averaged with the query's without its rare words")
     ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
@@ -318,6 +421,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.sweep:
         print(sweep(sets, corpora, grid()))
+        return 0
+    if args.keys or args.bm25_grid or args.masked:
+        if args.source != "lab":
+            ap.error("--keys, --bm25-grid and --masked need --source lab (the lab's vectors and BM25)")
+        variants = lab_variants(corpora, models, args.keys, args.bm25_grid, args.masked)
+        md, rows = variants_table(sets, corpora, variants, ENGINE, models)
+        print(md)
+        LAB_OUT.mkdir(parents=True, exist_ok=True)
+        (LAB_OUT / "variants-results.json").write_text(json.dumps(rows, indent=1))
         return 0
     configs = lever_configs() if args.levers else [NAMED[1], LANCE] if args.lance else NAMED
     md, rows = table(sets, corpora, configs)

@@ -116,6 +116,11 @@ class Corpus:
         codes, scales = encode(embed_cached(models, texts, f"{self.name}-{key}"))
         self.extra[key] = (codes.astype(np.float32), scales)
 
+    def add_vectors(self, key: str, vectors: np.ndarray) -> None:
+        """A second vector per row made without embedding (`levers.neighbour_vectors`), scored as `add_keys`'."""
+        codes, scales = encode(vectors)
+        self.extra[key] = (codes.astype(np.float32), scales)
+
     def cosines(self, qv: np.ndarray, keys: tuple[str, ...] = ("turn",)) -> np.ndarray:
         """The int8 cosine estimate of every row against one query vector: the best over `keys` ("turn": the
         passage itself; others added by `add_keys`)."""

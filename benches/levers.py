@@ -9,11 +9,12 @@ the second hop, nothing at query time for extra keys (more vectors per row at in
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 
 import numpy as np
 
-from .fusion import Pool, finish, score_fusion
+from .fusion import ENGINE_ID_BONUS, ENGINE_NORM, Pool, score_fusion
 from .lab_corpus import Corpus
 from .lexical import K1, analyse, query_terms
 
@@ -40,6 +41,22 @@ def key_texts(corpus: Corpus, kind: str) -> list[str]:
         else:
             raise ValueError(f"unknown key kind {kind!r}")
     return out
+
+
+def neighbour_vectors(corpus: Corpus, before: float, after: float = 0.0) -> np.ndarray:
+    """Each row's vector plus `before` times the previous row's of its session and `after` times the next
+    one's, normalised: a key that knows what led to a turn, made of the vectors the index already has (no
+    second embedding, unlike "prev" in `key_texts`). A session's first row keeps its own direction."""
+    assert corpus.vectors is not None
+    v = corpus.vectors / np.maximum(np.linalg.norm(corpus.vectors, axis=1, keepdims=True), 1e-12)
+    out = v.copy()
+    for rows in corpus.sessions.values():
+        idx = np.asarray(rows)
+        if before and len(idx) > 1:
+            out[idx[1:]] += before * v[idx[:-1]]
+        if after and len(idx) > 1:
+            out[idx[:-1]] += after * v[idx[1:]]
+    return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -96,29 +113,29 @@ def session_cap(ranking: list[int], corpus: Corpus, cap: int) -> list[int]:
 
 LONG = 50  # the first ranking a lever reorders or merges into, before the cut to k
 
-
-def first_ranking(p: Pool, fuse, candidates: int, floor: float | None, guard: bool, half_life: float) -> list[int]:
-    return finish(p, fuse(p), candidates, LONG, floor, guard, half_life)
+# A lever's view of the engine: `first(pool)` is the engine's ranking of a pool, LONG deep (its fusion, then
+# its cut to `candidates`, floor, guard and recency); `first(pool, fuse)` the same with another fusion.
+First = Callable[..., list[int]]
 
 
 def capped(cap: int):
     """The engine's ranking with at most `cap` passages of one session before the others (`session_cap`)."""
-    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
-        return session_cap(first_ranking(p, fuse, candidates, floor, guard, half_life), corpus, cap)
+    def lever(corpus: Corpus, query: str, p: Pool, first: First) -> list[int]:
+        return session_cap(first(p), corpus, cap)
     return lever
 
 
 def second_hop(top: int, terms: int, weight: float, min_idf: float):
     """The rare terms of the first ranking's `top` passages (`expansion_terms`) added to the query for a
     second BM25 pass, its ranking merged into the first with `weight` (`rrf_merge`)."""
-    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
-        first = first_ranking(p, fuse, candidates, floor, guard, half_life)
-        extra = expansion_terms(corpus, first[:top], query, terms, min_idf)
+    def lever(corpus: Corpus, query: str, p: Pool, first: First) -> list[int]:
+        ranked = first(p)
+        extra = expansion_terms(corpus, ranked[:top], query, terms, min_idf)
         if not extra:
-            return first
+            return ranked
         scores = corpus.bm25.scores(query, extra=extra)
         second = [r for r, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:LONG]]
-        return rrf_merge(first, second, weight)
+        return rrf_merge(ranked, second, weight)
     return lever
 
 
@@ -132,7 +149,7 @@ def bm25_coverage(corpus: Corpus, query: str, p: Pool) -> float:
 def coverage_weight(low: float, high: float, pivot: float):
     """Score fusion with dense weight `high` when BM25 covers the query less than `pivot`, else `low` (a
     per-query leg weight: reworded questions share few words with their answer)."""
-    def lever(corpus: Corpus, query: str, p: Pool, fuse, candidates: int, floor, guard: bool, half_life: float) -> list[int]:
+    def lever(corpus: Corpus, query: str, p: Pool, first: First) -> list[int]:
         alpha = high if bm25_coverage(corpus, query, p) < pivot else low
-        return first_ranking(p, lambda q: score_fusion(q, alpha, "z", None, 0.5), candidates, floor, guard, half_life)
+        return first(p, lambda q: score_fusion(q, alpha, ENGINE_NORM, None, ENGINE_ID_BONUS))
     return lever

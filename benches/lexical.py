@@ -156,9 +156,12 @@ class Bm25:
         df = len(self.postings.get(term, ()))
         return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
 
-    def scores(self, query: str, extra: dict[str, float] | None = None) -> dict[int, float]:
+    def scores(self, query: str, extra: dict[str, float] | None = None, k1: float | None = None,
+               b: float | None = None) -> dict[int, float]:  # fmt: skip
         """Every document sharing a term with the query, with its BM25 score; `extra` adds terms with a
-        weight each (query expansion)."""
+        weight each (query expansion); `k1` and `b` replace the engine's (`K1`, `B`)."""
+        k1 = K1 if k1 is None else k1
+        b = B if b is None else b
         out: dict[int, float] = defaultdict(float)
         weights = dict.fromkeys(query_terms(query), 1.0)
         for t, w in (extra or {}).items():
@@ -168,9 +171,9 @@ class Bm25:
             if not plist:
                 continue
             idf = math.log(1.0 + (self.n - len(plist) + 0.5) / (len(plist) + 0.5))
-            w = qw * idf * (K1 + 1.0)
+            w = qw * idf * (k1 + 1.0)
             for d, tf in plist:
-                norm = K1 * (1.0 - B + B * self.doc_len[d] / self.avgdl)
+                norm = k1 * (1.0 - b + b * self.doc_len[d] / self.avgdl)
                 out[d] += w * tf / (tf + norm)
         return out
 
