@@ -15,35 +15,62 @@
 //! the soak was enough to start the climb. Not trimming held the same soak flat. So a run trims only what it
 //! grew: [`RunMark`] remembers the process's size at a run's start, and a trim happens once the run has grown
 //! [`TRIM_AFTER_GROWTH`] above it (between a large run's phases and after it), never after a run that added
-//! a conversation.
+//! a conversation. A trim made since the mark, by any mark (an index run's refresh has its own), moves the
+//! mark to the size that trim left: what it gave back is not growth a second trim could return.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// How much a run must have grown the process's resident memory before it trims. A large run's phases grow
 /// it by hundreds of MB; a service's run for one new conversation by well under 1 MB.
 pub const TRIM_AFTER_GROWTH: u64 = 32 << 20;
 
-/// The process's size when a run started (or after its last trim): what the run grows above it is what a
-/// trim would give back.
+/// The process's size when a run started or after the latest trim since (`trims`: how many trims the
+/// process had made by then): what the run grows above it is what a trim would give back.
 #[derive(Debug)]
-pub struct RunMark(AtomicU64);
+pub struct RunMark(Mutex<Mark>);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mark {
+    size: u64,
+    trims: u64,
+}
+
+/// The process's size after its latest trim, and its count of trims.
+static LAST_TRIM: Mutex<Mark> = Mutex::new(Mark { size: 0, trims: 0 });
+
+fn last_trim() -> Mark {
+    *LAST_TRIM.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 impl RunMark {
     /// Marks the start of a run. Where the size cannot be read (not Linux), the mark never trims.
     pub fn now() -> Self {
-        Self(AtomicU64::new(resident_bytes().unwrap_or(u64::MAX)))
+        Self(Mutex::new(Mark { size: resident_bytes().unwrap_or(u64::MAX), trims: last_trim().trims }))
     }
 
     /// Returns the allocator's free memory to the system where the C library can (glibc) and the run has
-    /// grown the process by [`TRIM_AFTER_GROWTH`] since its start or its last trim; otherwise nothing.
+    /// grown the process by [`TRIM_AFTER_GROWTH`] since its start or the latest trim since; otherwise nothing.
     pub fn release_if_grown(&self) {
         let Some(now) = resident_bytes() else {
             return; // not Linux: no glibc to trim either
         };
-        if worth_trimming(self.0.load(Ordering::Relaxed), now) {
+        let mut mark = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *mark = latest(*mark, last_trim());
+        if worth_trimming(mark.size, now) {
             trim();
-            self.0.store(resident_bytes().unwrap_or(now), Ordering::Relaxed);
+            let mut last = LAST_TRIM.lock().unwrap_or_else(|e| e.into_inner());
+            *last = Mark { size: resident_bytes().unwrap_or(now), trims: last.trims + 1 };
+            *mark = *last;
         }
+    }
+}
+
+/// What a mark measures growth from: itself, or the latest trim if the process has trimmed since.
+fn latest(mark: Mark, last: Mark) -> Mark {
+    if last.trims > mark.trims {
+        last
+    } else {
+        mark
     }
 }
 
@@ -93,6 +120,17 @@ mod tests {
         assert!(!worth_trimming(base, base + (1 << 20)), "a small run's growth is left in place");
         assert!(!worth_trimming(base, base - (50 << 20)), "shrinking is not growth");
         assert!(worth_trimming(base, base + TRIM_AFTER_GROWTH));
+    }
+
+    #[test]
+    fn a_trim_since_the_mark_is_where_growth_counts_from() {
+        let start = Mark { size: 300 << 20, trims: 4 };
+        let same = Mark { size: 900 << 20, trims: 4 };
+        assert_eq!(latest(start, same), start, "no trim since the mark: the mark's own size");
+        let trimmed = Mark { size: 420 << 20, trims: 5 };
+        assert_eq!(latest(start, trimmed), trimmed, "another phase trimmed: from what it left");
+        // The closing check of a run whose refresh trimmed at 420 MB: 440 MB is 20 MB of growth, not 140.
+        assert!(worth_trimming(start.size, 440 << 20) && !worth_trimming(latest(start, trimmed).size, 440 << 20));
     }
 
     #[cfg(target_os = "linux")]
