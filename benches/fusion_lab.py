@@ -23,8 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
-
 from . import fusion
 from .lab_corpus import LAB_OUT, Corpus
 from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
@@ -322,7 +320,6 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
                    models) -> tuple[str, list[dict]]:  # fmt: skip
     """`table` with one column per variant: every pool built again as the variant says, ranked by `cfg`."""
     from . import levers
-    from .lab_corpus import encode
 
     scores = {id(q): corpora[corpus_of(qs, q)].bm25.scores(q.text) for qs in sets for q in qs.queries}
 
@@ -334,9 +331,8 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
             top = rank(qs, p, cfg)[:var.prf[0]]
             p = build_pool(c, q.text, levers.rocchio(c, v, top, var.prf[1]), qs.now, keys=var.keys, scores=bm)
         if mv is not None:        # each candidate's cosine averaged with its cosine to the masked query
-            qc, qscale = encode(mv[None, :])
-            cos = {r: (x + float(c._codes_f[r] @ qc[0].astype(np.float32)) * c.scales[r] * qscale[0]) / 2
-                   for r, x in p.cos.items()}  # fmt: skip
+            masked = c.cosines(mv)
+            cos = {r: (x + float(masked[r])) / 2 for r, x in p.cos.items()}
             dense = sorted(((r, cos[r]) for r, _ in p.dense), key=lambda x: (-x[1], x[0]))
             p = fusion.Pool(dense, p.bm25, cos, p.bm, p.id_count, p.wanted, p.age_days, p.chunk_id)
         return p

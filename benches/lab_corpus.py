@@ -113,11 +113,10 @@ class Corpus:
     def add_keys(self, key: str, texts: list[str], models) -> None:
         """A second vector per row (`texts[i]` for row i): the dense leg then scores a row by the best of
         its keys (`cosines(qv, keys)`)."""
-        codes, scales = encode(embed_cached(models, texts, f"{self.name}-{key}"))
-        self.extra[key] = (codes.astype(np.float32), scales)
+        self.add_vectors(key, embed_cached(models, texts, f"{self.name}-{key}"))
 
     def add_vectors(self, key: str, vectors: np.ndarray) -> None:
-        """A second vector per row made without embedding (`levers.neighbour_vectors`), scored as `add_keys`'."""
+        """A second vector per row given as vectors (`levers.neighbour_vectors`; `add_keys` embeds texts)."""
         codes, scales = encode(vectors)
         self.extra[key] = (codes.astype(np.float32), scales)
 
