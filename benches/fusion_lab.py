@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import fusion
+from . import fusion, lexical
 from .lab_corpus import LAB_OUT, Corpus
 from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
 from .metrics import answer_pattern, turn_recall_table
@@ -179,7 +179,7 @@ def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tup
     for qs in sets:
         t = time.perf_counter()
         qs.vectors = models.embed_queries([q.text for q in qs.queries])
-        key = hashlib.sha256(repr([source] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+        key = hashlib.sha256(repr([source, lexical.ANALYZER_VERSION] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
                              + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
         cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
         if cache.exists():
@@ -277,11 +277,14 @@ class Variant:
     bm25: tuple[float, float] | None = None  # (k1, b) instead of the engine's (`lexical.K1`, `lexical.B`)
     mask: float | None = None                # each row's cosine averaged with its cosine to the query without
                                              # its words of idf >= mask (what BM25 matches: names, identifiers)
+    dates: str = "month"                     # the turn's date in BM25's documents (`lexical.month_words`)
 
 
-def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: bool, masked: bool) -> list[Variant]:
-    """The variants `--keys` (dense keys per passage, and dense pseudo-relevance feedback), `--bm25-grid` and
-    `--masked` compare with the engine. Vector keys are sums of vectors the corpus has
+def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: bool, masked: bool,
+                 dates: bool = False) -> list[Variant]:  # fmt: skip
+    """The variants `--keys` (dense keys per passage, and dense pseudo-relevance feedback), `--bm25-grid`,
+    `--masked` and `--dates` (the turn's date in BM25: none, as before analyzer version 3, or with the day)
+    compare with the engine. Vector keys are sums of vectors the corpus has
     (`levers.neighbour_vectors`); `--keys texts` adds the previous and own turn embedded together ("prev")."""
     from . import levers
 
@@ -302,6 +305,8 @@ def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: boo
                 for k1, b in ((1.2, 0.5), (1.2, 0.3), (1.2, 0.9), (0.9, 0.5), (1.6, 0.5))]
     if masked:
         out += [Variant(f"mean with masked query, idf >= {t:g}", mask=t) for t in (3.0, 4.0, 5.0)]
+    if dates:
+        out += [Variant("no date in BM25", dates="none"), Variant("day, month and year in BM25", dates="day")]
     return out
 
 
@@ -325,7 +330,8 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
 
     def pool(qs: QuerySet, q, v, var: Variant, mv) -> fusion.Pool:
         c = corpora[corpus_of(qs, q)]
-        bm = scores[id(q)] if var.bm25 is None else c.bm25.scores(q.text, k1=var.bm25[0], b=var.bm25[1])
+        k1, b = var.bm25 or (None, None)
+        bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_dated(var.dates).scores(q.text, k1=k1, b=b)
         p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)
         if var.prf is not None:   # pseudo-relevance feedback on the dense leg
             top = rank(qs, p, cfg)[:var.prf[0]]
@@ -404,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                     "dense pseudo-relevance feedback")
     ap.add_argument("--bm25-grid", action="store_true", help="BM25's k1 and b")
     ap.add_argument("--masked", action="store_true", help="cosines averaged with the query's without its rare words")
+    ap.add_argument("--dates", action="store_true", help="the turn's date in BM25's documents: none, or with the day")
     ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
@@ -418,10 +425,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         print(sweep(sets, corpora, grid()))
         return 0
-    if args.keys or args.bm25_grid or args.masked:
+    if args.keys or args.bm25_grid or args.masked or args.dates:
         if args.source != "lab":
-            ap.error("--keys, --bm25-grid and --masked need --source lab (the lab's vectors and BM25)")
-        variants = lab_variants(corpora, models, args.keys, args.bm25_grid, args.masked)
+            ap.error("--keys, --bm25-grid, --masked and --dates need --source lab (the lab's vectors and BM25)")
+        variants = lab_variants(corpora, models, args.keys, args.bm25_grid, args.masked, args.dates)
         md, rows = variants_table(sets, corpora, variants, ENGINE, models)
         print(md)
         LAB_OUT.mkdir(parents=True, exist_ok=True)

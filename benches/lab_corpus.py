@@ -95,7 +95,8 @@ class Corpus:
             self.codes, self.scales = encode(self.vectors)
             # Code dot products are integers below 384 * 127 * 127 < 2^24, so float32 holds them exactly.
             self._codes_f = self.codes.astype(np.float32)
-        self.bm25 = Bm25([(r.text, r.context) for r in self.rows])
+        self.bm25 = Bm25([(r.text, r.context, r.ts) for r in self.rows])
+        self._dated: dict[str, Bm25] = {}
         self.sessions = {}
         self.by_turn: dict[str, int] = {}
         for i, r in enumerate(self.rows):
@@ -109,6 +110,14 @@ class Corpus:
         rows = read_rows(Path(src))
         name = name or Path(src).parent.name
         return cls(name, rows, embed_cached(models, [r.text for r in rows], name) if embed else None)
+
+    def bm25_dated(self, dates: str) -> Bm25:
+        """The corpus's BM25 with another form of each turn's date in its documents (`lexical.month_words`)."""
+        if dates == "month":
+            return self.bm25
+        if dates not in self._dated:
+            self._dated[dates] = Bm25([(r.text, r.context, r.ts) for r in self.rows], dates)
+        return self._dated[dates]
 
     def add_keys(self, key: str, texts: list[str], models) -> None:
         """A second vector per row (`texts[i]` for row i): the dense leg then scores a row by the best of

@@ -7,8 +7,9 @@ Rust port will:
   non-alphanumeric character, drop tokens of 40 bytes or more, lower-case, Snowball English stem, then drop
   stems in the NLTK English stop-word list (the filter runs after the stemmer, so "very" -> "veri" stays),
   fold to ASCII;
-* document text (`analyzer::fts_document`): the last 200 characters of the previous turn of the session
-  (cut at a word, `chunk::turn_contexts`), the passage, then the glued identifiers of both ("mt4471");
+* document text (`analyzer::fts_document`): the month and year of the turn ("May 2023",
+  `time::month_words`), the last 200 characters of the previous turn of the session (cut at a word,
+  `chunk::turn_contexts`), the passage, then the glued identifiers of both ("mt4471");
 * query (`analyzer::fts_query`): the words plus the glued identifiers, each term once;
 * scoring (`resident/bm25.rs`, Lance's scorer): k1 1.2, b 0.75, idf ln(1 + (N - n + 0.5) / (n + 0.5)),
   document length in analysed terms.
@@ -21,10 +22,15 @@ import math
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from datetime import datetime
 
 import snowballstemmer
 
 K1, B = 1.2, 0.75
+# `analyzer::ANALYZER_VERSION` this module mirrors: the lab's cached pools are keyed by it.
+ANALYZER_VERSION = 3
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
 CONTEXT_CHARS = 200
 MAX_TOKEN_BYTES = 40
 # stop-words 0.10 "en" (its NLTK list), as lance-tokenizer 13 uses for Language::English.
@@ -108,10 +114,24 @@ def id_terms(text: str) -> list[str]:
     return out
 
 
-def fts_document(text: str, context: str) -> str:
+def month_words(ts: str, form: str = "month") -> str:
+    """`time::month_words`: "May 2023" on the clock `ts` was written in; "" when it is not a time. The lab's
+    other forms: "day" ("21 May 2023"), "none" (the engine before analyzer version 3)."""
+    try:
+        d = datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if form == "none":
+        return ""
+    return f"{d.day} {MONTHS[d.month - 1]} {d.year}" if form == "day" else f"{MONTHS[d.month - 1]} {d.year}"
+
+
+def fts_document(text: str, context: str, ts: str = "", dates: str = "month") -> str:
     body = f"{context}\n{text}" if context else text
     ids = identifier_tokens(body)
-    return f"{body}\n{' '.join(ids)}" if ids else body
+    date = month_words(ts, dates) if ts else ""
+    out = f"{date}\n{body}" if date else body
+    return f"{out}\n{' '.join(ids)}" if ids else out
 
 
 def fts_query(query: str) -> str:
@@ -139,13 +159,14 @@ def tail_at_word(text: str, limit: int = CONTEXT_CHARS) -> str:
 
 
 class Bm25:
-    """BM25 over documents given as (text, context) pairs, numbered in order."""
+    """BM25 over documents given as (text, context, ts) triples, numbered in order (ts "": undated); `dates`:
+    the form of the date indexed with each (`month_words`)."""
 
-    def __init__(self, docs: Sequence[tuple[str, str]]):
+    def __init__(self, docs: Sequence[tuple[str, str, str]], dates: str = "month"):
         self.postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
         self.doc_len: list[int] = []
-        for d, (text, context) in enumerate(docs):
-            terms = analyse(fts_document(text, context))
+        for d, (text, context, ts) in enumerate(docs):
+            terms = analyse(fts_document(text, context, ts, dates))
             for t, tf in Counter(terms).items():
                 self.postings[t].append((d, tf))
             self.doc_len.append(len(terms))

@@ -31,8 +31,18 @@ def test_identifiers_as_the_engine_reads_them():
     assert lexical.fts_document("Yes, C.", "Pick C for N-11?") == "Pick C for N-11?\nYes, C.\nn11"
 
 
+def test_a_passage_is_indexed_with_its_month_as_the_engine_does():
+    # analyzer::tests::a_passage_is_found_by_the_month_it_was_said_in and time::tests.
+    doc = lexical.fts_document("We adopted a puppy, N-11 is her tag.", "Any news?", "2022-04-09T10:00:00Z")
+    assert doc == "April 2022\nAny news?\nWe adopted a puppy, N-11 is her tag.\nn11"
+    assert lexical.month_words("2023-05-31T23:30:00-05:00") == "May 2023"
+    assert lexical.month_words("2024-02-29") == "February 2024" and lexical.month_words("last Tuesday") == ""
+    ix = lexical.Bm25([("a puppy", "", "2022-04-09T10:00:00Z"), ("a puppy", "", "2022-05-09T10:00:00Z")])
+    assert [d for d, _ in ix.top("puppy in April 2022", 2)] == [0, 1]
+
+
 def test_bm25_follows_the_lance_formula():
-    ix = lexical.Bm25([("alpha beta", ""), ("beta gamma delta epsilon", "")])
+    ix = lexical.Bm25([("alpha beta", "", ""), ("beta gamma delta epsilon", "", "")])
     s = ix.scores("alpha")[0]
     idf = math.log(1 + (2 - 1 + 0.5) / (1 + 0.5))
     assert abs(s - idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 3))) < 1e-9

@@ -16,10 +16,17 @@
 //! dictionary-free approach to CJK search. Latin words and identifiers are unchanged. The stored `fts`
 //! column holds the bigrams, so changing this changes stored tokens: `ANALYZER_VERSION` is stamped into each
 //! memory, and a memory of another version is re-tokenised from its stored text when it is opened.
+//!
+//! A passage is indexed with the month and year its turn was said in ("May 2023", never shown): people ask
+//! "what did John adopt in April 2022?" or "what did we decide in March?", and the turn's words rarely name
+//! its own date. Only month and year: a bare day number would match every house number and count in a
+//! history (measured in benches/RESULTS.md, "The turn's month in BM25").
 
-/// The version of what this module makes of a text for BM25. 1: identifier glue; 2: CJK bigrams.
-pub const ANALYZER_VERSION: u32 = 2;
+/// The version of what this module makes of a text for BM25. 1: identifier glue; 2: CJK bigrams; 3: the
+/// turn's month and year.
+pub const ANALYZER_VERSION: u32 = 3;
 
+use crate::time::month_words;
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lance_index::scalar::InvertedIndexParams;
 use lance_tokenizer::TokenStream;
@@ -130,16 +137,18 @@ pub fn id_terms(text: &str) -> Vec<String> {
     out
 }
 
-/// The text stored in the `fts` column: the passage's context (the end of the turn before it, see
-/// `chunk::turn_contexts`), the passage (CJK runs as bigrams), then the glued identifiers of both.
-pub fn fts_document(text: &str, context: &str) -> String {
+/// The text stored in the `fts` column: the month and year of the passage's turn (`ts`, see
+/// `time::month_words`; nothing when it is not a time), the passage's context (the end of the turn before
+/// it, see `chunk::turn_contexts`), the passage (CJK runs as bigrams), then the glued identifiers of both.
+pub fn fts_document(text: &str, context: &str, ts: &str) -> String {
     let body = if context.is_empty() { text.to_string() } else { format!("{context}\n{text}") };
     let ids = identifier_tokens(&body);
-    let body = cjk_bigrams(&body);
-    if ids.is_empty() {
-        return body;
+    let date = month_words(ts);
+    let mut out = if date.is_empty() { cjk_bigrams(&body) } else { format!("{date}\n{}", cjk_bigrams(&body)) };
+    if !ids.is_empty() {
+        out = format!("{out}\n{}", ids.join(" "));
     }
-    format!("{body}\n{}", ids.join(" "))
+    out
 }
 
 /// The BM25 query: the user's words plus the glued form of each identifier in them. Characters that the
@@ -208,7 +217,7 @@ mod tests {
     #[test]
     fn bm25_analyzer_stems_drops_stop_words_and_keeps_glued_ids() {
         let mut a = Bm25Analyzer::new();
-        let doc = a.document(&fts_document("The pumps were leaking at MT-4471", ""));
+        let doc = a.document(&fts_document("The pumps were leaking at MT-4471", "", ""));
         assert!(doc.contains(&"pump".to_string()), "{doc:?}");
         assert!(doc.contains(&"mt4471".to_string()), "{doc:?}");
         assert!(!doc.contains(&"the".to_string()), "{doc:?}");
@@ -233,7 +242,7 @@ mod tests {
         let a = identifier_tokens("MT-4471");
         let b = identifier_tokens("MT-4472");
         assert_ne!(a, b);
-        assert!(!fts_document("ticket 4471 and MT-4472", "").contains("mt4471"));
+        assert!(!fts_document("ticket 4471 and MT-4472", "", "").contains("mt4471"));
     }
 
     #[test]
@@ -267,7 +276,7 @@ mod tests {
     #[test]
     fn a_bare_korean_noun_finds_it_with_a_particle() {
         let mut a = Bm25Analyzer::new();
-        let doc = a.document(&fts_document("어제 서버가 멈췄고 서버에서 로그를 봤다", ""));
+        let doc = a.document(&fts_document("어제 서버가 멈췄고 서버에서 로그를 봤다", "", ""));
         for term in a.query("서버") {
             assert!(doc.contains(&term), "{term} not in {doc:?}");
         }
@@ -276,8 +285,21 @@ mod tests {
 
     #[test]
     fn document_keeps_text_and_appends_ids() {
-        assert_eq!(fts_document("no ids", ""), "no ids");
-        assert_eq!(fts_document("fix N-11 now", ""), "fix N-11 now\nn11");
-        assert_eq!(fts_document("Yes, C.", "Pick C for N-11?"), "Pick C for N-11?\nYes, C.\nn11");
+        assert_eq!(fts_document("no ids", "", ""), "no ids");
+        assert_eq!(fts_document("fix N-11 now", "", ""), "fix N-11 now\nn11");
+        assert_eq!(fts_document("Yes, C.", "Pick C for N-11?", ""), "Pick C for N-11?\nYes, C.\nn11");
+    }
+
+    #[test]
+    fn a_passage_is_found_by_the_month_it_was_said_in() {
+        let doc = fts_document("We adopted a puppy, N-11 is her tag.", "Any news?", "2022-04-09T10:00:00Z");
+        assert_eq!(doc, "April 2022\nAny news?\nWe adopted a puppy, N-11 is her tag.\nn11");
+        let mut a = Bm25Analyzer::new();
+        let have = a.document(&doc);
+        let asked = a.query("What did John adopt in April 2022?");
+        for t in ["april", "2022"].map(String::from) {
+            assert!(asked.contains(&t) && have.contains(&t), "{t}: asked {asked:?}, indexed {have:?}");
+        }
+        assert!(!a.document(&fts_document("We adopted a puppy.", "", "2022-05-09")).contains(&"april".to_string()));
     }
 }

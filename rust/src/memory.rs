@@ -76,9 +76,9 @@ impl Drop for OwnWrite<'_> {
     }
 }
 
-/// What BM25 indexes for each row (the `fts` column): context, text, glued identifiers.
+/// What BM25 indexes for each row (the `fts` column): its month, context, text, glued identifiers.
 pub fn fts_texts(rows: &[StoredChunk]) -> Vec<String> {
-    rows.iter().map(|r| fts_document(&r.chunk.text, &r.context)).collect()
+    rows.iter().map(|r| fts_document(&r.chunk.text, &r.context, &r.chunk.ts)).collect()
 }
 
 /// What the copy reads of each row: the fields, the vector (coded) and the BM25 text (analysed).

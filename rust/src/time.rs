@@ -19,6 +19,22 @@ pub fn parse_ts_ms(ts: &str) -> Option<i64> {
     chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc().timestamp_millis())
 }
 
+/// The month and year of a turn's `ts` in words ("May 2023"), on the clock the time was written in (a
+/// turn at `2023-05-31T23:30:00-05:00` is May's, not June's); empty when `ts` is not a time. What BM25
+/// indexes with a passage so that "what did we decide in March 2026" finds March's turns (`analyzer`).
+/// English month names: the analyzer stems and matches them like any other word.
+pub fn month_words(ts: &str) -> String {
+    let ts = ts.trim();
+    let date = match chrono::DateTime::parse_from_rfc3339(ts) {
+        Ok(t) => Some(t.date_naive()),
+        Err(_) => chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f")
+            .map(|t| t.date())
+            .or_else(|_| chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d"))
+            .ok(),
+    };
+    date.map(|d| d.format("%B %Y").to_string()).unwrap_or_default()
+}
+
 /// Parses a `since`/`until` bound: an RFC 3339 time, or a date. A bare date as an upper bound means the end
 /// of that day, so `until=2026-10-08` includes the 8th.
 pub fn parse_bound(s: &str, upper: bool) -> Result<i64> {
@@ -38,6 +54,16 @@ mod tests {
         assert_eq!(parse_ts_ms("1970-01-01T00:00:01+00:00"), Some(1000));
         assert_eq!(parse_ts_ms("1970-01-01T00:00:01.5"), Some(1500));
         assert_eq!(parse_ts_ms("yesterday"), None);
+    }
+
+    #[test]
+    fn a_turn_is_dated_by_its_own_clock() {
+        assert_eq!(month_words("2023-05-21T10:57:00Z"), "May 2023");
+        assert_eq!(month_words("2023-05-31T23:30:00-05:00"), "May 2023", "June in UTC, May where it was said");
+        assert_eq!(month_words("2023-12-01T00:00:00.5"), "December 2023");
+        assert_eq!(month_words("2024-02-29"), "February 2024");
+        assert_eq!(month_words("last Tuesday"), "");
+        assert_eq!(month_words(""), "");
     }
 
     #[test]

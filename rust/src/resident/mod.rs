@@ -204,7 +204,7 @@ mod tests {
     }
 
     fn prepare_rows(rows: Vec<StoredChunk>) -> Prepared {
-        let fts = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, &r.context)).collect();
+        let fts = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, &r.context, &r.chunk.ts)).collect();
         prepare(rows, fts)
     }
 
@@ -235,7 +235,7 @@ mod tests {
         // analysed twice or not at all, shows up as a row with another row's terms.
         let n = PARALLEL_MIN_ROWS * 3 + 7;
         let rows: Vec<_> = (0..n).map(|i| row(&format!("r{i}"), "s", i as i64, &format!("valve V-{i} torque"), vec![])).collect();
-        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, "")).collect();
+        let fts: Vec<String> = rows.iter().map(|r| crate::analyzer::fts_document(&r.chunk.text, "", "")).collect();
         let (terms, identifiers) = analyse(&rows, &fts);
         assert_eq!((terms.len(), identifiers.len()), (n, n));
         for (i, (t, ids)) in terms.iter().zip(&identifiers).enumerate() {

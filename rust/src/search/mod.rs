@@ -93,11 +93,12 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
 }
 
 /// Whether BM25's best passage holds every term of the query: a keyword search ("Lisbon chiller") matched
-/// word for word, whatever the cosine, which the answer floor must not overrule.
+/// word for word, whatever the cosine, which the answer floor must not overrule. Its own words: not its
+/// context nor its month.
 fn lexical_match(legs: &Legs, query: &str) -> bool {
     let Some(top) = legs.bm25.first().and_then(|id| legs.rows.get(id)) else { return false };
     with_bm25_analyzer(|a| {
-        let have: HashSet<String> = a.document(&fts_document(&top.row.chunk.text, "")).into_iter().collect();
+        let have: HashSet<String> = a.document(&fts_document(&top.row.chunk.text, "", "")).into_iter().collect();
         let want = a.query(query);
         !want.is_empty() && want.iter().all(|t| have.contains(t))
     })
