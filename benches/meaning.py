@@ -11,11 +11,13 @@ What each row asks of the engine (recency's `now` pinned to the history's last d
   recency 30 days, neighbours 1); `library dense` / `library bm25`: the same with one leg;
 * `service`: the MCP service's recall options with its default configuration and this embedder
   (`ServiceConfig().recall_options(calibrated_floors(model))`: k 3, candidates 8, identifier guard, the
-  model's calibrated floors: for the int8 MiniLM the answer floor 0.425 and no passage floor), `now=END`;
-  `service, no floor`: the same without either floor (`min_similarity`, `answer_floor`);
-* `service + answer floor`: `service, no floor` with the engine's `answer_floor` at `ANSWER_FLOOR`
-  (`benches/fusion_spec.md`, "Relevance floor"), whatever the model's calibration: for the int8 MiniLM it
-  is the `service` row again, for another embedder what that floor would do.
+  model's calibrated floors: for the int8 MiniLM the answer floor 0.425 rising 0.03 per tenfold passages
+  above 6,000, and no passage floor), `now=END`; `service, no floor`: the same without either floor
+  (`min_similarity`, `answer_floor`);
+* `service, fixed answer floor`: `service, no floor` with the engine's `answer_floor` at `ANSWER_FLOOR`
+  whatever the memory's size (`benches/fusion_spec.md`, "Relevance floor"), whatever the model's
+  calibration: the service's floor before it grew with the memory, or for another embedder what that floor
+  would do.
 Every row uses one embedder (default: the service's int8 MiniLM, where the library's default is heading);
 its memories are cached per model under `<history>/meaning-<model>/` and `benches/out/locomo-<model>/`.
 A hit is the answer as a whole token in a returned passage's own text; "nothing" is an empty answer.
@@ -65,10 +67,10 @@ def service_kwargs(models=None) -> dict:
 
 def configs(now, models=None) -> dict[str, dict]:
     service = {**service_kwargs(models), "now": now}
-    bare = {key: v for key, v in service.items() if key not in ("min_similarity", "answer_floor")}
+    bare = {key: v for key, v in service.items() if key not in ("min_similarity", "answer_floor", "answer_floor_per_decade")}
     return {"library": {"k": 8, "now": now}, "library dense": {"k": 8, "now": now, "legs": "dense"},
             "library bm25": {"k": 8, "now": now, "legs": "bm25"}, "service": service,
-            "service, no floor": bare, "service + answer floor": {**bare, "answer_floor": ANSWER_FLOOR}}
+            "service, no floor": bare, "service, fixed answer floor": {**bare, "answer_floor": ANSWER_FLOOR}}
 
 
 def model_slug(stamp: str) -> str:
@@ -205,7 +207,7 @@ def run(ns: list[int], embedder: str | None = None, keep_index: bool = False, lo
 
 def render(data: dict) -> str:
     rows = data["rows"]
-    names = ["library", "library dense", "library bm25", "service", "service, no floor", "service + answer floor"]
+    names = ["library", "library dense", "library bm25", "service", "service, no floor", "service, fixed answer floor"]
     out = ("hit@1 / @3 / @8 in % of 100 questions (service: k=3, read @1 / @3); \"nothing\": share of the "
            "negatives answered with no passage. ops = the operations history (tuning domain), home = the "
            "household history (held out).\n\n")
@@ -227,9 +229,10 @@ def render(data: dict) -> str:
                         cells.append(f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}")
                 out += f"| {domain} ({DOMAINS[domain][0]}) | {n:,} | {s} | " + " | ".join(cells) + " |\n"
     out += (f"\nEmbedder `{data.get('embedder')}`. Service recall arguments: `{data.get('service_kwargs')}`; "
-            f"`service, no floor` leaves out both floors (`min_similarity`, `answer_floor`); `service + answer floor` is "
-            f"that row with the engine's answer floor: nothing when the query names no identifier and no passage "
-            f"reaches cosine {data.get('answer_floor', ANSWER_FLOOR)}. Seconds per phase: `{data.get('seconds')}`.\n")
+            f"`service, no floor` leaves out both floors (`min_similarity`, `answer_floor`); `service, fixed answer floor` "
+            f"is that row with the engine's answer floor at {data.get('answer_floor', ANSWER_FLOOR)} whatever the memory's "
+            f"size: nothing when the query names no identifier and no passage reaches that cosine. Seconds per phase: "
+            f"`{data.get('seconds')}`.\n")
     for split, part in data.get("locomo", {}).items():
         t = part["tables"]
         out += (f"\nLoCoMo {split} ({', '.join(part['conversations'])}), turn recall@5 / @10 in % "

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from conftest import write_conversation
+from funes_py.options import ANSWER_FLOOR_BASE_ROWS
 
 pytestmark = pytest.mark.models
 
@@ -158,6 +159,10 @@ def test_answer_floor_reads_the_best_passage_and_spares_identifier_questions(eng
     best = max(h.similarity for h in engine.recall("which pastry did the baker recommend for the wedding?", k=8))
     assert engine.recall("which pastry did the baker recommend for the wedding?", k=3, answer_floor=best + 0.01) == []
     assert engine.recall("which pastry did the baker recommend for the wedding?", k=3, answer_floor=best - 0.01)
+    # A memory of fewer than ANSWER_FLOOR_BASE_ROWS passages keeps the floor as given, however fast it rises.
+    assert engine.status().rows < ANSWER_FLOOR_BASE_ROWS
+    assert engine.recall("which pastry did the baker recommend for the wedding?", k=3, answer_floor=best - 0.01,
+                         answer_floor_per_decade=5.0)  # fmt: skip
     # A near question keeps all its passages, weak ones included: the floor reads the best one only.
     near = engine.recall(question, k=8, neighbors=0)
     floored = engine.recall(question, k=8, neighbors=0, answer_floor=max(h.similarity for h in near) - 0.01)

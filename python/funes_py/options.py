@@ -14,6 +14,9 @@ from typing import Any, Literal
 
 from . import _funes
 
+# The memory size (passages) above which the answer floor rises by `answer_floor_per_decade` per tenfold.
+ANSWER_FLOOR_BASE_ROWS: int = _funes.ANSWER_FLOOR_BASE_ROWS
+
 TimeBound = str | _dt.date | _dt.datetime | None
 Legs = Literal["hybrid", "dense", "bm25"]
 
@@ -46,6 +49,8 @@ class RecallOptions:
     * ``min_similarity``: drop passages whose cosine similarity to the query is below it, so a question
       about something never discussed returns nothing. ``answer_floor``: when the query names no identifier
       and no passage found reaches this cosine, return nothing (it reads the best passage, not each).
+      ``answer_floor_per_decade``: how much that floor rises per tenfold passages above
+      ``ANSWER_FLOOR_BASE_ROWS`` (the best cosine of passages that do not answer grows with their number).
       ``identifier_guard``: a query naming identifiers (``MT-4471``) gets only passages containing one of
       them.
     * ``rerank``: None = automatic when a reranker is loaded and ``candidates >= 4 * k``.
@@ -66,6 +71,7 @@ class RecallOptions:
     harnesses: Sequence[str] = ()
     min_similarity: float | None = None
     answer_floor: float | None = None
+    answer_floor_per_decade: float = 0.0
     identifier_guard: bool = False
     rerank: bool | None = None
     now: TimeBound = None

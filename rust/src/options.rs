@@ -27,6 +27,10 @@ pub const FUSION_DEPTH: usize = 100;
 /// What containing all the identifiers a query names (`MT-4471`) adds in fused units (a share of them adds
 /// that share of it).
 pub const IDENTIFIER_BONUS: f64 = 0.5;
+/// The memory size (rows) at and below which `RecallOptions::answer_floor` applies as given; above it the floor
+/// rises by `answer_floor_per_decade` per tenfold rows. The smallest memory the calibrated floors were chosen
+/// on (1,000 synthetic conversations: 6,000 passages; `funes_py.convert.floors`).
+pub const ANSWER_FLOOR_BASE_ROWS: usize = 6_000;
 /// Characters of a neighbouring turn shown as its preview.
 pub const NEIGHBOR_PREVIEW_CHARS: usize = 160;
 /// Turns on each side of the target turn returned by `get`.
@@ -60,6 +64,10 @@ pub struct RecallOptions {
     /// passages, but none of them is near: this reads the best of them, where `min_similarity` reads each.
     /// A passage holding every term of the query (a keyword search) overrules it. `None`: off.
     pub answer_floor: Option<f32>,
+    /// How much the answer floor rises per tenfold rows above `ANSWER_FLOOR_BASE_ROWS` (`answer_floor_at`).
+    /// The best cosine of passages that do not answer a question grows with the number of passages it is the
+    /// best of, so a floor fixed for one size says "nothing" less often the larger the memory. 0: fixed.
+    pub answer_floor_per_decade: f32,
     /// Relevance guard: when the query names identifiers (`MT-4471`, `P-003`), drop passages that contain
     /// none of them. A question about a machine or ticket never discussed then returns nothing, instead of
     /// the nearest fact about another one.
@@ -116,6 +124,7 @@ impl Default for RecallOptions {
             harnesses: Vec::new(),
             min_similarity: None,
             answer_floor: None,
+            answer_floor_per_decade: 0.0,
             identifier_guard: false,
             rerank: None,
             now_ms: None,
@@ -123,6 +132,15 @@ impl Default for RecallOptions {
             dense_weight: DEFAULT_DENSE_WEIGHT,
             exact: false,
         }
+    }
+}
+
+impl RecallOptions {
+    /// The answer floor for a memory of `rows` passages: `answer_floor`, raised by `answer_floor_per_decade`
+    /// per tenfold rows above `ANSWER_FLOOR_BASE_ROWS` (never lowered below it).
+    pub fn answer_floor_at(&self, rows: usize) -> Option<f32> {
+        let decades = (rows.max(ANSWER_FLOOR_BASE_ROWS) as f64 / ANSWER_FLOOR_BASE_ROWS as f64).log10();
+        self.answer_floor.map(|f| f + self.answer_floor_per_decade * decades as f32)
     }
 }
 
@@ -165,5 +183,23 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         Self { resident: DEFAULT_RESIDENT, on_model_mismatch: OnModelMismatch::Refuse }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_answer_floor_rises_with_the_memory_past_its_base_size() {
+        let o = RecallOptions { answer_floor: Some(0.4), answer_floor_per_decade: 0.03, ..Default::default() };
+        let at = |rows| o.answer_floor_at(rows).unwrap();
+        assert_eq!(at(0), 0.4, "a small memory keeps the floor as given");
+        assert_eq!(at(ANSWER_FLOOR_BASE_ROWS), 0.4);
+        assert!((at(ANSWER_FLOOR_BASE_ROWS * 10) - 0.43).abs() < 1e-6);
+        assert!((at(ANSWER_FLOOR_BASE_ROWS * 100) - 0.46).abs() < 1e-6);
+        assert_eq!(RecallOptions { answer_floor_per_decade: 0.03, ..Default::default() }.answer_floor_at(1 << 30), None, "off stays off");
+        let fixed = RecallOptions { answer_floor: Some(0.4), ..Default::default() };
+        assert_eq!(fixed.answer_floor_at(1 << 30), Some(0.4));
     }
 }

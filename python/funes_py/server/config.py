@@ -25,10 +25,12 @@ DEFAULT_DATA_DIR = str(Path.home() / ".local" / "share" / "funes-py" / "service"
 DEFAULT_RECALL_K = 3
 DEFAULT_RECALL_CANDIDATES = 8
 DEFAULT_RECALL_RERANK = False
-# None: the embedder's calibrated floors (funes_py.convert.floors: an answer floor of 0.425 for the default
-# int8 MiniLM, no per-passage floor), or none for a model that has none. 0 turns a floor off.
+# None: the embedder's calibrated floors (funes_py.convert.floors: for the default int8 MiniLM an answer floor
+# that rises with the memory's size, no per-passage floor), or none for a model that has none. 0 turns a
+# floor off.
 DEFAULT_RECALL_MIN_SIMILARITY: float | None = None
 DEFAULT_RECALL_ANSWER_FLOOR: float | None = None
+DEFAULT_RECALL_ANSWER_FLOOR_PER_DECADE: float | None = None
 # A query naming identifiers (P-7, MT-5120) gets only passages containing one of them: "did we ever talk
 # about motor P-7?" answers nothing rather than the nearest fact about another motor.
 DEFAULT_RECALL_IDENTIFIER_GUARD = True
@@ -116,6 +118,11 @@ class ServiceConfig:
         DEFAULT_RECALL_ANSWER_FLOOR,
         "answer nothing when the query names no identifier and no passage reaches this cosine; unset: the embedder's calibrated one, 0: off",
     )
+    recall_answer_floor_per_decade: float | None = env_field(
+        "FUNES_RECALL_ANSWER_FLOOR_PER_DECADE",
+        DEFAULT_RECALL_ANSWER_FLOOR_PER_DECADE,
+        "how much the answer floor rises per tenfold passages above the engine's ANSWER_FLOOR_BASE_ROWS; unset: the embedder's calibrated one, 0: fixed",
+    )
     recall_identifier_guard: bool = env_field(
         "FUNES_RECALL_IDENTIFIER_GUARD", DEFAULT_RECALL_IDENTIFIER_GUARD, "identifier guard"
     )
@@ -202,13 +209,15 @@ class ServiceConfig:
 
     def recall_options(self, calibrated: Floors | None = None) -> Any:
         """The `RecallOptions` of every tool call: the service's numbers, the engine's defaults elsewhere.
-        `calibrated`: the loaded embedder's floors, used where FUNES_RECALL_MIN_SIMILARITY or
-        FUNES_RECALL_ANSWER_FLOOR is unset."""
+        `calibrated`: the loaded embedder's floors, used where FUNES_RECALL_MIN_SIMILARITY,
+        FUNES_RECALL_ANSWER_FLOOR or FUNES_RECALL_ANSWER_FLOOR_PER_DECADE is unset."""
         from ..options import RecallOptions
 
         calibrated = calibrated or Floors()
         floor = self.recall_min_similarity if self.recall_min_similarity is not None else calibrated.min_similarity
         answer = self.recall_answer_floor if self.recall_answer_floor is not None else calibrated.answer_floor
+        rise = self.recall_answer_floor_per_decade
+        rise = calibrated.answer_floor_per_decade if rise is None else rise
         overrides: dict[str, Any] = {
             "k": self.recall_k,
             "candidates": self.recall_candidates,
@@ -216,6 +225,7 @@ class ServiceConfig:
             "identifier_guard": self.recall_identifier_guard,
             "min_similarity": floor if floor else None,
             "answer_floor": answer if answer else None,
+            "answer_floor_per_decade": rise,
             "neighbors": self.recall_neighbors,
             "half_life_days": self.recall_half_life_days,
         }

@@ -18,8 +18,8 @@ pub use crate::home::Home;
 pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
 pub use crate::ingest::BadLine;
 pub use crate::options::{
-    EngineOptions, Legs, OnModelMismatch, RecallOptions, DEFAULT_CANDIDATES, DEFAULT_DENSE_WEIGHT, DEFAULT_GET_WINDOW,
-    DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT,
+    EngineOptions, Legs, OnModelMismatch, RecallOptions, ANSWER_FLOOR_BASE_ROWS, DEFAULT_CANDIDATES, DEFAULT_DENSE_WEIGHT,
+    DEFAULT_GET_WINDOW, DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT,
 };
 pub use crate::search::{Hit, Neighbor, TurnText};
 pub use crate::time::parse_bound;

@@ -36,6 +36,7 @@ fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_GET_WINDOW", core::DEFAULT_GET_WINDOW)?;
     m.add("DEFAULT_QUERY_THREADS", core::DEFAULT_QUERY_THREADS)?;
     m.add("ANALYZER_VERSION", core::ANALYZER_VERSION)?;
+    m.add("ANSWER_FLOOR_BASE_ROWS", core::ANSWER_FLOOR_BASE_ROWS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -56,17 +56,19 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let depth = FUSION_DEPTH.max(candidates);
     // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
     let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
-    let legs = match resident {
+    // The memory's size sets the answer floor when it grows with it (on the Lance path it is counted only then).
+    let grows = opts.answer_floor.is_some() && opts.answer_floor_per_decade != 0.0;
+    let (legs, rows) = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            resident_legs(&r, query, &qv, &wanted, depth, &filter, opts.legs)
+            (resident_legs(&r, query, &qv, &wanted, depth, &filter, opts.legs), r.len())
         }
         None => match lance_legs(memory.store(), models, query, &wanted, depth, filter, opts).await? {
-            Some(l) => l,
+            Some(l) => (l, if grows { memory.store().count(&Filter::default()).await? } else { 0 }),
             None => return Ok(Vec::new()),
         },
     };
-    let mut pool = fuse(legs, query, &wanted, candidates, opts);
+    let mut pool = fuse(legs, query, &wanted, candidates, opts.answer_floor_at(rows), opts);
 
     if use_rerank && !pool.is_empty() {
         let passages: Vec<&str> = pool.iter().map(|(r, _, _)| r.chunk.text.as_str()).collect();
@@ -105,11 +107,19 @@ fn lexical_match(legs: &Legs, query: &str) -> bool {
 }
 
 /// The legs' passages fused into one pool of at most `candidates`, each with its fused score and its
-/// similarity to the query, after the relevance floor and the identifier guard. Ties go to the chunk id.
-fn fuse(legs: Legs, query: &str, wanted: &[String], candidates: usize, opts: &RecallOptions) -> Vec<(StoredChunk, f64, f32)> {
+/// similarity to the query, after the answer floor (`answer_floor`: `RecallOptions::answer_floor_at` this
+/// memory's size), the relevance floor and the identifier guard. Ties go to the chunk id.
+fn fuse(
+    legs: Legs,
+    query: &str,
+    wanted: &[String],
+    candidates: usize,
+    answer_floor: Option<f32>,
+    opts: &RecallOptions,
+) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
     let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
-    if opts.answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, query) {
+    if answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, query) {
         return Vec::new();
     }
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
