@@ -4,6 +4,8 @@ floors gets none (a cosine floor is on its model's scale)."""
 
 from __future__ import annotations
 
+import pytest
+
 from funes_py.config import load
 from funes_py.convert.floors import Floors, calibrated_floors
 from funes_py.server.config import DEFAULT_EMBEDDER, ServiceConfig
@@ -31,3 +33,8 @@ def test_the_variables_override_and_zero_turns_a_floor_off():
     assert _floors({**env, "FUNES_RECALL_ANSWER_FLOOR_PER_DECADE": "0"}, DEFAULT_EMBEDDER) == Floors(0.3, 0.5, 0.0)
     assert _floors({"FUNES_RECALL_ANSWER_FLOOR_PER_DECADE": "0.05"}, "intfloat/multilingual-e5-small") == Floors(None, None, 0.05)
     assert _floors({"FUNES_RECALL_ANSWER_FLOOR": "0"}, DEFAULT_EMBEDDER) == Floors(None, None, 0.03)
+
+
+def test_a_floor_that_falls_as_the_memory_grows_is_refused():
+    with pytest.raises(ValueError, match="answer_floor_per_decade"):
+        _floors({"FUNES_RECALL_ANSWER_FLOOR_PER_DECADE": "-0.01"}, DEFAULT_EMBEDDER)

@@ -87,6 +87,8 @@ class RecallOptions:
             object.__setattr__(self, name, _names(getattr(self, name)))
         if self.k < 0 or self.candidates < 0 or self.neighbors < 0:
             raise ValueError("k, candidates and neighbors must not be negative")
+        if self.answer_floor_per_decade < 0:
+            raise ValueError("answer_floor_per_decade must not be negative: a larger memory never needs a lower floor")
 
     def replace(self, **changes: Any) -> RecallOptions:
         """A copy with ``changes``; an unknown name is a ``TypeError``."""
