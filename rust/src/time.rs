@@ -9,14 +9,7 @@ pub const DAY_MS: i64 = 86_400_000;
 /// Parses an RFC 3339 time (or a bare `YYYY-MM-DD`, read as midnight UTC) into milliseconds since the epoch.
 /// A time without a zone is read as UTC.
 pub fn parse_ts_ms(ts: &str) -> Option<i64> {
-    let ts = ts.trim();
-    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) {
-        return Some(t.timestamp_millis());
-    }
-    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f") {
-        return Some(t.and_utc().timestamp_millis());
-    }
-    chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| t.and_utc().timestamp_millis())
+    parse_written(ts).map(|(t, offset_s)| t.and_utc().timestamp_millis() - 1000 * i64::from(offset_s))
 }
 
 /// The month and year of a turn's `ts` in words ("May 2023"), on the clock the time was written in (a
@@ -24,15 +17,20 @@ pub fn parse_ts_ms(ts: &str) -> Option<i64> {
 /// indexes with a passage so that "what did we decide in March 2026" finds March's turns (`analyzer`).
 /// English month names: the analyzer stems and matches them like any other word.
 pub fn month_words(ts: &str) -> String {
+    parse_written(ts).map(|(t, _)| t.format("%B %Y").to_string()).unwrap_or_default()
+}
+
+/// A time as written: the reading of its clock and that clock's offset from UTC in seconds (0 when it names
+/// no zone). An RFC 3339 time, one without a zone, or a bare `YYYY-MM-DD` (midnight).
+fn parse_written(ts: &str) -> Option<(chrono::NaiveDateTime, i32)> {
     let ts = ts.trim();
-    let date = match chrono::DateTime::parse_from_rfc3339(ts) {
-        Ok(t) => Some(t.date_naive()),
-        Err(_) => chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f")
-            .map(|t| t.date())
-            .or_else(|_| chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d"))
-            .ok(),
-    };
-    date.map(|d| d.format("%B %Y").to_string()).unwrap_or_default()
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) {
+        return Some((t.naive_local(), t.offset().local_minus_utc()));
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(ts, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some((t, 0));
+    }
+    chrono::NaiveDate::parse_from_str(ts, "%Y-%m-%d").ok().and_then(|d| d.and_hms_opt(0, 0, 0)).map(|t| (t, 0))
 }
 
 /// Parses a `since`/`until` bound: an RFC 3339 time, or a date. A bare date as an upper bound means the end
@@ -54,6 +52,7 @@ mod tests {
         assert_eq!(parse_ts_ms("1970-01-01T00:00:01+00:00"), Some(1000));
         assert_eq!(parse_ts_ms("1970-01-01T00:00:01.5"), Some(1500));
         assert_eq!(parse_ts_ms("yesterday"), None);
+        assert_eq!(parse_ts_ms("1970-01-01T01:00:00+01:00"), Some(0), "an offset is taken off");
     }
 
     #[test]
