@@ -313,11 +313,9 @@ def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: boo
 def masked_query(corpus: Corpus, query: str, min_idf: float) -> str:
     """The query without its words that hold a term of idf >= `min_idf` or an identifier (the query itself
     when nothing else is left)."""
-    from .lexical import analyse, id_terms
-
-    ids = set(id_terms(query))
-    kept = [w for w in query.split() if not any(i in ids for i in id_terms(w))
-            and not any(corpus.bm25.idf(t) >= min_idf for t in analyse(w) if t in corpus.bm25.postings)]  # fmt: skip
+    ids = set(lexical.id_terms(query))
+    kept = [w for w in query.split() if not any(i in ids for i in lexical.id_terms(w))
+            and not any(corpus.bm25.idf(t) >= min_idf for t in lexical.analyse(w) if t in corpus.bm25.postings)]  # fmt: skip
     return " ".join(kept) or query
 
 

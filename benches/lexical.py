@@ -18,6 +18,7 @@ Rust port will:
 
 from __future__ import annotations
 
+import calendar
 import math
 import unicodedata
 from collections import Counter, defaultdict
@@ -29,8 +30,6 @@ import snowballstemmer
 K1, B = 1.2, 0.75
 # `analyzer::ANALYZER_VERSION` this module mirrors: the lab's cached pools are keyed by it.
 ANALYZER_VERSION = 3
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
 CONTEXT_CHARS = 200
 MAX_TOKEN_BYTES = 40
 # stop-words 0.10 "en" (its NLTK list), as lance-tokenizer 13 uses for Language::English.
@@ -117,13 +116,14 @@ def id_terms(text: str) -> list[str]:
 def month_words(ts: str, form: str = "month") -> str:
     """`time::month_words`: "May 2023" on the clock `ts` was written in; "" when it is not a time. The lab's
     other forms: "day" ("21 May 2023"), "none" (the engine before analyzer version 3)."""
+    if form == "none":
+        return ""
     try:
         d = datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
     except ValueError:
         return ""
-    if form == "none":
-        return ""
-    return f"{d.day} {MONTHS[d.month - 1]} {d.year}" if form == "day" else f"{MONTHS[d.month - 1]} {d.year}"
+    month = f"{calendar.month_name[d.month]} {d.year}"
+    return f"{d.day} {month}" if form == "day" else month
 
 
 def fts_document(text: str, context: str, ts: str = "", dates: str = "month") -> str:

@@ -13,12 +13,10 @@ turn's month and year, and a year's postings hold most passages).
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
 import os
 import time
-
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     qs = [json.loads(line)["long"] for line in open(args.questions, encoding="utf-8") if line.strip()]
     sets = {"as asked": qs}
     if args.dated:
-        sets["naming a month"] = [f"{q.rstrip('?')} in {MONTHS[i % 12]} {args.dated}?" for i, q in enumerate(qs)]
+        sets["naming a month"] = [f"{q.rstrip('?')} in {calendar.month_name[i % 12 + 1]} {args.dated}?" for i, q in enumerate(qs)]
     eng = Engine(args.memory, Models.load(embedder=args.embedder))
     eng.recall(qs[0], k=8)
     ms: dict[str, list[float]] = {name: [] for name in sets}
