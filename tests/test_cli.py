@@ -53,6 +53,18 @@ def test_recall_json(indexed):
     assert len(hits) == 1 and {"ts", "role", "text", "score", "neighbors"} <= set(hits[0])
 
 
+def test_keep_repeats_returns_every_copy_of_a_repeated_passage(tmp_path):
+    line = "Noted, the export job runs nightly."
+    for i in range(3):
+        write_conversation(tmp_path / "src" / f"r{i}.funes.jsonl", f"r{i}", [("assistant", line)])
+    home = tmp_path / "memory"
+    run("index", str(tmp_path / "src"), home=home)
+    once = json.loads(run("recall", "--json", "-k", "3", "export job", home=home).stdout)
+    every = json.loads(run("recall", "--json", "-k", "3", "--keep-repeats", "export job", home=home).stdout)
+    assert [h["text"] for h in once] == [line]
+    assert [h["text"] for h in every] == [line] * 3
+
+
 def test_query_after_double_dash_is_text_even_if_it_looks_like_a_flag(indexed):
     p = run("recall", "--json", "-k", "1", "--", "-k", "100", home=indexed)
     hits = json.loads(p.stdout)

@@ -4,6 +4,7 @@ place and cost nothing else, re-indexing is incremental, identifiers match exact
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 
 import pytest
 
@@ -129,9 +130,30 @@ def test_identical_texts_embed_once(engine, tmp_path):
     report = engine.index(src)
     assert report.chunks_added == 6
     assert report.texts_embedded == 4  # three questions, one shared acknowledgement
-    hits = [h for h in engine.recall(ack, k=8, half_life_days=0, neighbors=0) if h.text == ack]
+    hits = [h for h in engine.recall(ack, k=8, half_life_days=0, neighbors=0, keep_repeats=True) if h.text == ack]
     assert {h.session_id for h in hits} == {"d0", "d1", "d2"}
     assert max(h.similarity for h in hits) - min(h.similarity for h in hits) < 1e-6
+
+
+def test_a_passage_said_more_than_once_is_returned_once_its_latest_copy(engine, tmp_path):
+    """Small talk recurs word for word; its copies must not fill the top k that the fact ranked behind."""
+    src = tmp_path / "rep"
+    chat = "Drove past 6 Sycamore Gardens on the school run, the hedge there is enormous now."
+    for i, day in enumerate((1, 5, 9)):
+        write_conversation(src / f"chat{i}.funes.jsonl", f"chat{i}", [("user", chat), ("assistant", "Ha, noted.")],
+                           start=datetime(2026, 10, day, 9, 0, tzinfo=timezone.utc))  # fmt: skip
+    write_conversation(src / "fact.funes.jsonl", "fact",
+                       [("user", "The cracked window pane at 6 Sycamore Gardens was sorted by Trev Ramsbottom.")])  # fmt: skip
+    engine.index(src)
+    question = "what happened at 6 Sycamore Gardens?"
+    hits = engine.recall(question, k=3, neighbors=0, now="2026-10-20")
+    texts = [h.text for h in hits]
+    assert texts.count(chat) == 1 and any("Trev Ramsbottom" in t for t in texts), texts
+    assert next(h for h in hits if h.text == chat).session_id == "chat2", "the latest copy stands for the others"
+    crowded = [h.text for h in engine.recall(question, k=3, neighbors=0, now="2026-10-20", keep_repeats=True)]
+    assert crowded.count(chat) >= 2, "the copies would crowd the top 3"
+    every = engine.recall(question, k=8, neighbors=0, now="2026-10-20", keep_repeats=True)
+    assert sorted(h.session_id for h in every if h.text == chat) == ["chat0", "chat1", "chat2"]
 
 
 def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):

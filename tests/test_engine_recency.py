@@ -44,8 +44,10 @@ def test_equally_relevant_passages_come_newest_first(engine, tmp_path):
     for name, age in (("older", 200), ("newer", 2), ("oldest", 400)):
         write_conversation(src / f"{name}.funes.jsonl", name, [("user", text)], start=NOW - timedelta(days=age))
     engine.index(src)
-    hits = engine.recall("billing service deploy status", k=3, neighbors=0)
+    hits = engine.recall("billing service deploy status", k=3, neighbors=0, keep_repeats=True)
     assert [h.session_id for h in hits] == ["newer", "older", "oldest"], [(h.session_id, h.score) for h in hits]
     # Recency off: the same three passages, whatever their order.
-    assert {h.session_id for h in engine.recall("billing service deploy status", k=3, neighbors=0,
-                                                 half_life_days=0)} == {"newer", "older", "oldest"}  # fmt: skip
+    assert {h.session_id for h in engine.recall("billing service deploy status", k=3, neighbors=0, half_life_days=0,
+                                                 keep_repeats=True)} == {"newer", "older", "oldest"}  # fmt: skip
+    # One text said three times comes back once, as its latest copy.
+    assert [h.session_id for h in engine.recall("billing service deploy status", k=3, neighbors=0)] == ["newer"]

@@ -56,7 +56,8 @@ class RecallOptions:
     * ``rerank``: None = automatic when a reranker is loaded and ``candidates >= 4 * k``.
     * ``now`` pins the reference time of recency (benchmarks); ``legs`` "dense" or "bm25" alone (for
       comparisons); ``dense_weight`` the dense leg's weight in the fusion; ``exact``: exact vector search
-      on Lance instead of the resident copy.
+      on Lance instead of the resident copy; ``keep_repeats``: every copy of a passage said more than once
+      (default: the best-ranked copy of each text, case and spacing aside, stands for the others).
     """
 
     k: int = _funes.DEFAULT_K
@@ -78,6 +79,7 @@ class RecallOptions:
     legs: Legs = "hybrid"
     dense_weight: float = _funes.DEFAULT_DENSE_WEIGHT
     exact: bool = False
+    keep_repeats: bool = False
 
     def __post_init__(self) -> None:
         # Normalised once, here, so the binding reads plain values: ISO text and tuples.

@@ -83,6 +83,9 @@ pub struct RecallOptions {
     pub dense_weight: f64,
     /// Exact dense search even where a vector index exists (slower on large memories, never approximate).
     pub exact: bool,
+    /// Return every copy of a passage said more than once. Off: the best-ranked copy of each text (after
+    /// recency, so the latest of equals) stands for the others (`search::repeats`).
+    pub keep_repeats: bool,
 }
 
 /// The search legs of a recall.
@@ -131,6 +134,7 @@ impl Default for RecallOptions {
             legs: Legs::Hybrid,
             dense_weight: DEFAULT_DENSE_WEIGHT,
             exact: false,
+            keep_repeats: false,
         }
     }
 }

@@ -28,6 +28,7 @@ pub(super) struct RecallArgs {
     legs: String,
     dense_weight: f64,
     exact: bool,
+    keep_repeats: bool,
 }
 
 fn bound(s: Option<String>, upper: bool) -> PyResult<Option<i64>> {
@@ -56,6 +57,7 @@ impl RecallArgs {
             legs: self.legs.parse().map_err(to_py)?,
             dense_weight: self.dense_weight,
             exact: self.exact,
+            keep_repeats: self.keep_repeats,
         })
     }
 }

@@ -1,10 +1,11 @@
 //! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with an identifier bonus) → relevance
-//! floor → identifier guard → (rerank) → recency → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
+//! floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
 //! legs on the resident copy or as Lance queries; this file only orchestrates.
 
 pub mod fusion;
 mod legs;
 mod neighbors;
+mod repeats;
 mod turns;
 
 pub use neighbors::{preview, Neighbor};
@@ -82,6 +83,9 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
         *s *= recency_factor(r.ts_ms, now, opts.half_life_days);
     }
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+    if !opts.keep_repeats {
+        pool = repeats::first_of_each_text(pool, |(r, _, _)| r.chunk.text.as_str());
+    }
     pool.truncate(opts.k);
 
     let mut hits: Vec<Hit> = pool

@@ -1,0 +1,42 @@
+//! Passages said more than once: a ranking keeps the best-placed copy of each text and drops the rest, so
+//! k hits are k different things said. Small talk and boilerplate recur word for word ("Bumped into Sam at
+//! the shops"); three copies of one line would otherwise fill a top 3 that the answer ranked fourth in.
+//! Pure: no disk, no model.
+
+use std::collections::HashSet;
+
+/// A text as repeats are compared: lower case, runs of whitespace as one space, trimmed. Two passages that
+/// differ only there say the same thing; any other difference (a word, a digit, punctuation) keeps both.
+pub fn repeat_key(text: &str) -> String {
+    text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join(" ")
+}
+
+/// `ranked` without the items whose text (`text_of`) repeats an earlier item's, in order.
+pub fn first_of_each_text<T>(ranked: Vec<T>, text_of: impl Fn(&T) -> &str) -> Vec<T> {
+    let mut seen: HashSet<String> = HashSet::with_capacity(ranked.len());
+    ranked.into_iter().filter(|item| seen.insert(repeat_key(text_of(item)))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_copy_of_each_text_is_kept_in_order() {
+        let ranked = vec!["Bumped into Sam.", "bumped  into sam.", "The boiler is fixed.", " Bumped into Sam.\n", "Bumped into Sam!"];
+        assert_eq!(first_of_each_text(ranked, |t| t), vec!["Bumped into Sam.", "The boiler is fixed.", "Bumped into Sam!"]);
+    }
+
+    #[test]
+    fn distinct_texts_are_all_kept() {
+        let ranked = vec![("a", 3.0), ("b", 2.0), ("c", 1.0)];
+        assert_eq!(first_of_each_text(ranked.clone(), |(t, _)| t), ranked);
+        assert!(first_of_each_text(Vec::<&str>::new(), |t| t).is_empty());
+    }
+
+    #[test]
+    fn the_key_folds_case_and_whitespace_only() {
+        assert_eq!(repeat_key("  Paid\tthe  Water bill\n"), "paid the water bill");
+        assert_ne!(repeat_key("paid £40"), repeat_key("paid £41"));
+    }
+}
