@@ -15,7 +15,7 @@ leg. Everything the Rust port needs is in these numbers, so a formula here ranks
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 RRF_K = 60.0
@@ -75,10 +75,12 @@ def recency_factor(age_days: float | None, half_life_days: float) -> float:
 
 
 def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, floor: float | None,
-           guard: bool, half_life_days: float, floor_spares_ids: bool = False) -> list[int]:  # fmt: skip
+           guard: bool, half_life_days: float, floor_spares_ids: bool = False,
+           text_of: Callable[[int], str] | None = None) -> list[int]:  # fmt: skip
     """The engine's steps after fusion: the first `candidates`, the relevance floor on cosine, the
-    identifier guard, recency, the top k (ties by row). `floor_spares_ids`: a row naming an identifier the
-    query names passes the floor whatever its cosine (the lever measured in `floor_lab`)."""
+    identifier guard, recency, one copy of each text (`text_of`: a row's text; None keeps repeats), the top k
+    (ties by row). `floor_spares_ids`: a row naming an identifier the query names passes the floor whatever
+    its cosine (the lever measured in `floor_lab`)."""
     def above(r: int) -> bool:
         return floor is None or pool.cos[r] >= floor or (floor_spares_ids and pool.id_count.get(r, 0) > 0)
 
@@ -87,7 +89,20 @@ def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, 
         kept = [(r, s) for r, s in kept if pool.id_count.get(r, 0) > 0]
     kept = [(r, s * recency_factor(pool.age_days.get(r), half_life_days)) for r, s in kept]
     kept.sort(key=lambda x: (-x[1], pool.tie(x[0])))
-    return [r for r, _ in kept[:k]]
+    ranked, seen = [], set()
+    for r, _ in kept:
+        if text_of is not None:   # `search::repeats`: the best-placed copy of each text, case and spacing aside
+            key = repeat_key(text_of(r))
+            if key in seen:
+                continue
+            seen.add(key)
+        ranked.append(r)
+    return ranked[:k]
+
+
+def repeat_key(text: str) -> str:
+    """`repeats::repeat_key`: lower case, whitespace runs as one space, trimmed."""
+    return " ".join(w.lower() for w in text.split())
 
 
 def rrf(pool: Pool, dense_weight: float = 0.3, k: float = RRF_K) -> list[tuple[int, float]]:

@@ -45,6 +45,7 @@ class Config:
     candidates: int | None = None   # the fused list's cut before floor and guard (None: `depth`)
     floor_spares_ids: bool = False  # rows naming a queried identifier pass the floor (`fusion.finish`)
     lever: Callable | None = None   # a ranking of its own from (corpus, query, pool, first): `levers.py`
+    keep_repeats: bool = False      # every copy of a repeated text (the engine before `search::repeats`)
 
 
 def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
@@ -94,15 +95,16 @@ def rank(qs: QuerySet, pool: fusion.Pool, cfg: Config, corpus: Corpus | None = N
     p = pool.cut(cfg.depth)
     k = 10 if qs.corpus == "locomo" and cfg.k == 8 else cfg.k
     half_life = 0.0 if qs.corpus == "locomo" else cfg.half_life
+    text_of = None if corpus is None or cfg.keep_repeats else (lambda r: corpus.rows[r].text)
     if cfg.lever is not None:
         from .levers import LONG
 
         def first(q: fusion.Pool, fuse: Fuser | None = None) -> list[int]:
             return fusion.finish(q, (fuse or cfg.fuse)(q), cfg.candidates or cfg.depth, LONG, cfg.floor, cfg.guard,
-                                 half_life)  # fmt: skip
+                                 half_life, text_of=text_of)  # fmt: skip
         return cfg.lever(corpus, query, p, first)[:k]
     return fusion.finish(p, cfg.fuse(p), cfg.candidates or cfg.depth, k, cfg.floor, cfg.guard, half_life,
-                         cfg.floor_spares_ids)  # fmt: skip
+                         cfg.floor_spares_ids, text_of)  # fmt: skip
 
 
 def evaluate(qs: QuerySet, corpora: dict[str, Corpus], cfg: Config) -> dict:
@@ -332,7 +334,7 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
         bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_dated(var.dates).scores(q.text, k1=k1, b=b)
         p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)
         if var.prf is not None:   # pseudo-relevance feedback on the dense leg
-            top = rank(qs, p, cfg)[:var.prf[0]]
+            top = rank(qs, p, cfg, c)[:var.prf[0]]
             p = build_pool(c, q.text, levers.rocchio(c, v, top, var.prf[1]), qs.now, keys=var.keys, scores=bm)
         if mv is not None:        # each candidate's cosine averaged with its cosine to the masked query
             masked = c.cosines(mv)
