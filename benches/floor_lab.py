@@ -60,16 +60,16 @@ def answer_figure(qs: QuerySet, corpora: dict[str, Corpus], answer_floor: float)
     cfg = service(None)
     kept = [(q, p) for q, p in zip(qs.queries, qs.pools, strict=True) if not answers_nothing(p, answer_floor)]
     if qs.queries[0].negative:
-        return 1.0 - sum(bool(rank(qs, p, cfg)) for _, p in kept) / len(qs.pools)
+        return 1.0 - sum(bool(rank(qs, p, cfg, corpora[corpus_of(qs, q)])) for q, p in kept) / len(qs.pools)
     if qs.corpus == "locomo":
         got = 0.0
         for q, p in kept:
-            rows = corpora[corpus_of(qs, q)].rows
-            turns = {rows[r].turn_uuid for r in rank(qs, p, cfg)}
+            c = corpora[corpus_of(qs, q)]
+            turns = {c.rows[r].turn_uuid for r in rank(qs, p, cfg, c)}
             got += len(set(q.evidence) & turns) / len(q.evidence) if q.evidence else 0.0
         return got / len(qs.pools)
-    rows = corpora[qs.corpus].rows
-    return sum(any(answer_pattern(q.answer or "").search(rows[r].text) for r in rank(qs, p, cfg)[:3])
+    c = corpora[qs.corpus]
+    return sum(any(answer_pattern(q.answer or "").search(c.rows[r].text) for r in rank(qs, p, cfg, c)[:3])
                for q, p in kept) / len(qs.pools)  # fmt: skip
 
 

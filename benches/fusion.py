@@ -77,14 +77,24 @@ def recency_factor(age_days: float | None, half_life_days: float) -> float:
 def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, floor: float | None,
            guard: bool, half_life_days: float, floor_spares_ids: bool = False,
            text_of: Callable[[int], str] | None = None) -> list[int]:  # fmt: skip
-    """The engine's steps after fusion: the first `candidates`, the relevance floor on cosine, the
-    identifier guard, recency, one copy of each text (`text_of`: a row's text; None keeps repeats), the top k
-    (ties by row). `floor_spares_ids`: a row naming an identifier the query names passes the floor whatever
-    its cosine (the lever measured in `floor_lab`)."""
+    """The engine's steps after fusion: the first `candidates` (distinct texts when `text_of` gives a row's
+    text; None keeps repeats), the relevance floor on cosine, the identifier guard, recency, one copy of each
+    text, the top k (ties by row). `floor_spares_ids`: a row naming an identifier the query names passes the
+    floor whatever its cosine (the lever measured in `floor_lab`)."""
     def above(r: int) -> bool:
         return floor is None or pool.cos[r] >= floor or (floor_spares_ids and pool.id_count.get(r, 0) > 0)
 
-    kept = [(r, s) for r, s in fused[:candidates] if above(r)]
+    if text_of is None:
+        cut = fused[:candidates]
+    else:   # `repeats::first_n_texts`: the first `candidates` distinct texts, every copy of them
+        texts: set[str] = set()
+        cut = []
+        for r, s in fused:
+            key = repeat_key(text_of(r))
+            if key in texts or len(texts) < candidates:
+                texts.add(key)
+                cut.append((r, s))
+    kept = [(r, s) for r, s in cut if above(r)]
     if guard and pool.wanted:
         kept = [(r, s) for r, s in kept if pool.id_count.get(r, 0) > 0]
     kept = [(r, s * recency_factor(pool.age_days.get(r), half_life_days)) for r, s in kept]

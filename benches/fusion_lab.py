@@ -383,7 +383,7 @@ def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit
             rows, eng = corpora[c].rows, engine(c)
             k = 10 if qs.corpus == "locomo" else 8
             hl = 0.0 if qs.corpus == "locomo" else 30.0
-            lab = [rows[r].turn_uuid for r in rank(qs, pool, ENGINE)]
+            lab = [rows[r].turn_uuid for r in rank(qs, pool, ENGINE, corpora[c])]
             got = [h.turn_uuid for h in eng.recall(q.text, k=k, neighbors=0, half_life_days=hl, now=qs.now)]
             same += lab == got
             for leg, store in (("dense", pool.dense), ("bm25", pool.bm25)):

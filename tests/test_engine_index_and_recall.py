@@ -136,24 +136,26 @@ def test_identical_texts_embed_once(engine, tmp_path):
 
 
 def test_a_passage_said_more_than_once_is_returned_once_its_latest_copy(engine, tmp_path):
-    """Small talk recurs word for word; its copies must not fill the top k that the fact ranked behind."""
+    """Small talk recurs word for word; its copies must not fill the candidates and the top k that the fact
+    ranked behind."""
     src = tmp_path / "rep"
     chat = "Drove past 6 Sycamore Gardens on the school run, the hedge there is enormous now."
-    for i, day in enumerate((1, 5, 9)):
-        write_conversation(src / f"chat{i}.funes.jsonl", f"chat{i}", [("user", chat), ("assistant", "Ha, noted.")],
+    for day in range(1, 7):
+        write_conversation(src / f"chat{day}.funes.jsonl", f"chat{day}", [("user", chat), ("assistant", "Ha, noted.")],
                            start=datetime(2026, 10, day, 9, 0, tzinfo=timezone.utc))  # fmt: skip
     write_conversation(src / "fact.funes.jsonl", "fact",
                        [("user", "The cracked window pane at 6 Sycamore Gardens was sorted by Trev Ramsbottom.")])  # fmt: skip
     engine.index(src)
     question = "what happened at 6 Sycamore Gardens?"
-    hits = engine.recall(question, k=3, neighbors=0, now="2026-10-20")
+    ask = {"k": 3, "candidates": 4, "neighbors": 0, "now": "2026-10-20"}
+    crowded = [h.session_id for h in engine.recall(question, **ask, keep_repeats=True)]
+    assert "fact" not in crowded and all(s.startswith("chat") for s in crowded), "the copies would crowd it out"
+    hits = engine.recall(question, **ask)
     texts = [h.text for h in hits]
     assert texts.count(chat) == 1 and any("Trev Ramsbottom" in t for t in texts), texts
-    assert next(h for h in hits if h.text == chat).session_id == "chat2", "the latest copy stands for the others"
-    crowded = [h.text for h in engine.recall(question, k=3, neighbors=0, now="2026-10-20", keep_repeats=True)]
-    assert crowded.count(chat) >= 2, "the copies would crowd the top 3"
-    every = engine.recall(question, k=8, neighbors=0, now="2026-10-20", keep_repeats=True)
-    assert sorted(h.session_id for h in every if h.text == chat) == ["chat0", "chat1", "chat2"]
+    assert next(h for h in hits if h.text == chat).session_id == "chat6", "the latest copy stands for the others"
+    every = engine.recall(question, k=8, candidates=30, neighbors=0, now="2026-10-20", keep_repeats=True)
+    assert sorted(h.session_id for h in every if h.text == chat) == [f"chat{d}" for d in range(1, 7)]
 
 
 def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):

@@ -110,9 +110,10 @@ fn lexical_match(legs: &Legs, query: &str) -> bool {
     })
 }
 
-/// The legs' passages fused into one pool of at most `candidates`, each with its fused score and its
-/// similarity to the query, after the answer floor (`answer_floor`: `RecallOptions::answer_floor_at` this
-/// memory's size), the relevance floor and the identifier guard. Ties go to the chunk id.
+/// The legs' passages fused into one pool of the best `candidates` distinct texts with their copies (with
+/// `keep_repeats`: the best `candidates` passages), each with its fused score and its similarity to the
+/// query, after the answer floor (`answer_floor`: `RecallOptions::answer_floor_at` this memory's size), the
+/// relevance floor and the identifier guard. Ties go to the chunk id.
 fn fuse(
     legs: Legs,
     query: &str,
@@ -137,7 +138,11 @@ fn fuse(
         })
         .collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
-    pool.truncate(candidates);
+    if opts.keep_repeats {
+        pool.truncate(candidates);
+    } else {
+        pool = repeats::first_n_texts(pool, candidates, |(r, ..)| r.chunk.text.as_str());
+    }
     pool.retain(|(_, _, sim, named)| {
         opts.min_similarity.is_none_or(|floor| *sim >= floor) && !(opts.identifier_guard && !wanted.is_empty() && !named)
     });

@@ -11,6 +11,19 @@ pub fn repeat_key(text: &str) -> String {
     text.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>().join(" ")
 }
 
+/// The items of `ranked` whose text is among its first `n` distinct texts, every copy of those kept: the
+/// candidate cut counts things said, not copies, while a later step (recency) still picks among the copies.
+pub fn first_n_texts<T>(ranked: Vec<T>, n: usize, text_of: impl Fn(&T) -> &str) -> Vec<T> {
+    let mut seen: HashSet<String> = HashSet::with_capacity(n);
+    ranked
+        .into_iter()
+        .filter(|item| {
+            let key = repeat_key(text_of(item));
+            seen.contains(&key) || (seen.len() < n && seen.insert(key))
+        })
+        .collect()
+}
+
 /// `ranked` without the items whose text (`text_of`) repeats an earlier item's, in order.
 pub fn first_of_each_text<T>(ranked: Vec<T>, text_of: impl Fn(&T) -> &str) -> Vec<T> {
     let mut seen: HashSet<String> = HashSet::with_capacity(ranked.len());
@@ -32,6 +45,14 @@ mod tests {
         let ranked = vec![("a", 3.0), ("b", 2.0), ("c", 1.0)];
         assert_eq!(first_of_each_text(ranked.clone(), |(t, _)| t), ranked);
         assert!(first_of_each_text(Vec::<&str>::new(), |t| t).is_empty());
+    }
+
+    #[test]
+    fn the_candidate_cut_counts_distinct_texts_and_keeps_their_copies() {
+        let ranked = vec!["chat", "chat", "chat", "fact", "other", "Chat", "fact", "third"];
+        assert_eq!(first_n_texts(ranked.clone(), 2, |t| t), vec!["chat", "chat", "chat", "fact", "Chat", "fact"]);
+        assert_eq!(first_n_texts(ranked.clone(), 0, |t| t), Vec::<&str>::new());
+        assert_eq!(first_n_texts(ranked.clone(), 10, |t| t), ranked);
     }
 
     #[test]
