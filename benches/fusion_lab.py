@@ -30,6 +30,9 @@ from .metrics import answer_pattern, turn_recall_table
 from .synthetic import synthetic_root
 
 Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
+# Bumped when a cached pool would no longer be what `load` builds (2: the engine's legs with every copy of a
+# repeated text, `lab_sets.engine_pool`).
+POOL_VERSION = 2
 ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID_BONUS)
 
 
@@ -181,7 +184,7 @@ def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tup
     for qs in sets:
         t = time.perf_counter()
         qs.vectors = models.embed_queries([q.text for q in qs.queries])
-        key = hashlib.sha256(repr([source, lexical.ANALYZER_VERSION] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+        key = hashlib.sha256(repr([source, POOL_VERSION, lexical.ANALYZER_VERSION] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
                              + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
         cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
         if cache.exists():
@@ -388,7 +391,7 @@ def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit
             same += lab == got
             for leg, store in (("dense", pool.dense), ("bm25", pool.bm25)):
                 theirs = {h.turn_uuid for h in eng.recall(q.text, k=30, candidates=30, neighbors=0,
-                                                          half_life_days=0.0, legs=leg)}  # fmt: skip
+                                                          half_life_days=0.0, legs=leg, keep_repeats=True)}  # fmt: skip
                 mine = {rows[r].turn_uuid for r, _ in store[:30]}
                 share = len(theirs & mine) / max(1, len(mine))
                 dense, bm25 = (dense + share, bm25) if leg == "dense" else (dense, bm25 + share)

@@ -110,13 +110,16 @@ def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: in
     own vectors (no embedding of the corpus): the engine's dense top `depth` with their cosine estimates,
     the lab's BM25 top `depth`, and the engine's cosine of those (a recall computes it for every candidate).
     `check_engine` shows both legs agree with the lab's own at 1,000 conversations. One passage per turn."""
-    hits = eng.recall(query, legs="dense", k=depth, candidates=depth, neighbors=0, half_life_days=0.0)
+    # Every copy of a repeated text: the legs as fusion sees them, before `search::repeats`.
+    hits = eng.recall(query, legs="dense", k=depth, candidates=depth, neighbors=0, half_life_days=0.0,
+                      keep_repeats=True)  # fmt: skip
     dense = [(corpus.by_turn[h.turn_uuid], float(h.similarity)) for h in hits]
     scores = corpus.bm25.scores(query)
     bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
     cos = dict(dense)
     if any(r not in cos for r, _ in bm25):
-        for h in eng.recall(query, legs="bm25", k=depth, candidates=depth, neighbors=0, half_life_days=0.0):
+        for h in eng.recall(query, legs="bm25", k=depth, candidates=depth, neighbors=0, half_life_days=0.0,
+                            keep_repeats=True):  # fmt: skip
             cos.setdefault(corpus.by_turn[h.turn_uuid], float(h.similarity))
     bm25 = [(r, s) for r, s in bm25 if r in cos]   # a BM25 tie at the cut the engine broke the other way
     return _pool(corpus, query, now, dense, bm25, cos.__getitem__, scores)
