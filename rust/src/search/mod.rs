@@ -1,6 +1,7 @@
 //! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with an identifier bonus) → relevance
-//! floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring turns. The kernels (`fusion`) are pure; `legs` runs the search
-//! legs on the resident copy or as Lance queries; this file only orchestrates.
+//! floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring turns. The
+//! kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as Lance
+//! queries; this file only orchestrates.
 
 pub mod fusion;
 mod legs;
@@ -72,10 +73,12 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let mut pool = fuse(legs, query, &wanted, candidates, opts.answer_floor_at(rows), opts);
 
     if use_rerank && !pool.is_empty() {
-        let passages: Vec<&str> = pool.iter().map(|(r, _, _)| r.chunk.text.as_str()).collect();
+        // Copies of a text get its one score: the cross-encoder's work stays `candidates` pairs.
+        let (passages, text_of_row) = repeats::distinct_texts(&pool, |(r, _, _)| r.chunk.text.as_str());
         let logits = models.rerank_scores(query, &passages)?;
-        for ((_, s, _), l) in pool.iter_mut().zip(logits) {
-            *s = sigmoid(l) as f64;
+        let scores: Vec<f64> = text_of_row.iter().map(|&i| sigmoid(logits[i]) as f64).collect();
+        for ((_, s, _), score) in pool.iter_mut().zip(scores) {
+            *s = score;
         }
     }
     let now = opts.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());

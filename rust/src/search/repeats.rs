@@ -3,7 +3,7 @@
 //! the shops"); three copies of one line would otherwise fill a top 3 that the answer ranked fourth in.
 //! Pure: no disk, no model.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// A text as repeats are compared: lower case, runs of whitespace as one space, trimmed. Two passages that
 /// differ only there say the same thing; any other difference (a word, a digit, punctuation) keeps both.
@@ -22,6 +22,24 @@ pub fn first_n_texts<T>(ranked: Vec<T>, n: usize, text_of: impl Fn(&T) -> &str) 
             seen.contains(&key) || (seen.len() < n && seen.insert(key))
         })
         .collect()
+}
+
+/// The distinct texts of `items` in order of first appearance, and for each item the index of its text
+/// there: a step that scores texts (the reranker) scores each once, however many copies the pool holds.
+pub fn distinct_texts<'a, T>(items: &'a [T], text_of: impl Fn(&'a T) -> &'a str) -> (Vec<&'a str>, Vec<usize>) {
+    let mut index: HashMap<String, usize> = HashMap::with_capacity(items.len());
+    let mut texts = Vec::new();
+    let of = items
+        .iter()
+        .map(|item| {
+            let text = text_of(item);
+            *index.entry(repeat_key(text)).or_insert_with(|| {
+                texts.push(text);
+                texts.len() - 1
+            })
+        })
+        .collect();
+    (texts, of)
 }
 
 /// `ranked` without the items whose text (`text_of`) repeats an earlier item's, in order.
@@ -53,6 +71,14 @@ mod tests {
         assert_eq!(first_n_texts(ranked.clone(), 2, |t| t), vec!["chat", "chat", "chat", "fact", "Chat", "fact"]);
         assert_eq!(first_n_texts(ranked.clone(), 0, |t| t), Vec::<&str>::new());
         assert_eq!(first_n_texts(ranked.clone(), 10, |t| t), ranked);
+    }
+
+    #[test]
+    fn each_distinct_text_is_listed_once_and_every_item_points_at_its_own() {
+        let items = vec!["chat", "fact", "Chat ", "chat", "other"];
+        let (texts, of) = distinct_texts(&items, |t| t);
+        assert_eq!(texts, vec!["chat", "fact", "other"]);
+        assert_eq!(of, vec![0, 1, 0, 0, 2]);
     }
 
     #[test]
