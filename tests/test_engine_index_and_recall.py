@@ -158,6 +158,22 @@ def test_a_passage_said_more_than_once_is_returned_once_its_latest_copy(engine, 
     assert sorted(h.session_id for h in every if h.text == chat) == [f"chat{d}" for d in range(1, 7)]
 
 
+def test_a_question_naming_a_day_prefers_what_was_said_around_it(engine, tmp_path):
+    """"What did I order on October 24, 2023?": of two copies of a passage, the one said that week comes first,
+    whatever recency prefers; without the day, recency orders them."""
+    src = tmp_path / "days"
+    for name, day in (("autumn", datetime(2023, 10, 24, 19, 0, tzinfo=timezone.utc)),
+                      ("winter", datetime(2023, 12, 12, 19, 0, tzinfo=timezone.utc))):  # fmt: skip
+        write_conversation(src / f"{name}.funes.jsonl", name, [("user", "Ordering sushi for dinner tonight.")], start=day)
+    engine.index(src)
+    ask = {"k": 2, "neighbors": 0, "now": "2024-01-01", "keep_repeats": True}
+    assert [h.session_id for h in engine.recall("what did I order for dinner?", **ask)] == ["winter", "autumn"]
+    for question in ("what did I order for dinner on October 24, 2023?", "dinner order, 2023-10-25"):
+        assert [h.session_id for h in engine.recall(question, **ask)] == ["autumn", "winter"], question
+    # One copy of the text stands for both: the one said around the named day.
+    assert [h.session_id for h in engine.recall("dinner on 24 October 2023", k=2, neighbors=0)] == ["autumn"]
+
+
 def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):
     """BM25 indexes each turn with the end of the turn before it, so "yes, go with them" is found by the
     question's words; the text shown is the reply's own."""

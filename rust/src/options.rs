@@ -27,6 +27,13 @@ pub const FUSION_DEPTH: usize = 100;
 /// What containing all the identifiers a query names (`MT-4471`) adds in fused units (a share of them adds
 /// that share of it).
 pub const IDENTIFIER_BONUS: f64 = 0.5;
+/// What a passage said near a day the query names in full ("on October 24, 2023") adds in fused units: from
+/// `DAY_WINDOW_BEFORE` days before that day to `DAY_WINDOW_AFTER` after ("yesterday I went bowling" is said
+/// the day after; a plan is talked over the days before). Chosen on LoCoMo's tuning conversations (0.5-2 and
+/// windows of 3-7 days tried in the fusion lab).
+pub const DAY_BONUS: f64 = 2.0;
+pub const DAY_WINDOW_BEFORE: i64 = 7;
+pub const DAY_WINDOW_AFTER: i64 = 2;
 /// The memory size (rows) at and below which `RecallOptions::answer_floor` applies as given; above it the floor
 /// rises by `answer_floor_per_decade` per tenfold rows. The smallest memory the calibrated floors were chosen
 /// on (1,000 synthetic conversations: 6,000 passages; `funes_py.convert.floors`).

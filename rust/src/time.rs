@@ -20,6 +20,62 @@ pub fn month_words(ts: &str) -> String {
     parse_written(ts).map(|(t, _)| t.format("%B %Y").to_string()).unwrap_or_default()
 }
 
+/// The day of a turn's `ts` on the clock it was written in; `None` when `ts` is not a time.
+pub fn written_day(ts: &str) -> Option<chrono::NaiveDate> {
+    parse_written(ts).map(|(t, _)| t.date())
+}
+
+/// The days a text names in full: "October 24, 2023", "24th Oct 2023" (English month names or their
+/// three-letter forms, any case) and "2023-10-24". A month and day without a year, or a month and year alone,
+/// name no day: they are too loose to place a question in time ("the 3rd" of which month?).
+pub fn days_named(text: &str) -> Vec<chrono::NaiveDate> {
+    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric() && c != '-').filter(|w| !w.is_empty()).collect();
+    let mut days = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if let Ok(d) = chrono::NaiveDate::parse_from_str(w, "%Y-%m-%d") {
+            days.push(d);
+            continue;
+        }
+        let at = |j: usize| words.get(i + j).copied().unwrap_or("");
+        let found = if let Some(m) = month_number(w) {
+            ymd(at(2), m, at(1)) // October 24, 2023
+        } else if day_of_month(w).is_some() {
+            // 24 October 2023, 24th of October 2023
+            let (month, y) = if at(1).eq_ignore_ascii_case("of") { (at(2), at(3)) } else { (at(1), at(2)) };
+            month_number(month).and_then(|m| ymd(y, m, w))
+        } else {
+            None
+        };
+        days.extend(found);
+    }
+    days.dedup();
+    days
+}
+
+fn month_number(word: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] =
+        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+    let w = word.to_lowercase();
+    let short = |m: &&str| w.len() == 3 && m.starts_with(&w) || w == "sept" && m.starts_with("sept");
+    MONTHS.iter().position(|m| *m == w || short(m)).map(|i| i as u32 + 1)
+}
+
+fn ymd(year_word: &str, month: u32, day_word: &str) -> Option<chrono::NaiveDate> {
+    chrono::NaiveDate::from_ymd_opt(year(year_word)?, month, day_of_month(day_word)?)
+}
+
+/// "24", "24th", "1st": a day of a month.
+fn day_of_month(word: &str) -> Option<u32> {
+    let digits = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let suffix = &word[digits.len()..];
+    let ok_suffix = matches!(suffix.to_lowercase().as_str(), "" | "st" | "nd" | "rd" | "th");
+    (ok_suffix && (1..=2).contains(&digits.len())).then(|| digits.parse().ok()).flatten().filter(|d| (1..=31).contains(d))
+}
+
+fn year(word: &str) -> Option<i32> {
+    (word.len() == 4 && word.bytes().all(|b| b.is_ascii_digit())).then(|| word.parse().ok()).flatten()
+}
+
 /// A time as written: the reading of its clock and that clock's offset from UTC in seconds (0 when it names
 /// no zone). An RFC 3339 time, one without a zone, or a bare `YYYY-MM-DD` (midnight).
 fn parse_written(ts: &str) -> Option<(chrono::NaiveDateTime, i32)> {
@@ -53,6 +109,20 @@ mod tests {
         assert_eq!(parse_ts_ms("1970-01-01T00:00:01.5"), Some(1500));
         assert_eq!(parse_ts_ms("yesterday"), None);
         assert_eq!(parse_ts_ms("1970-01-01T01:00:00+01:00"), Some(0), "an offset is taken off");
+    }
+
+    #[test]
+    fn a_question_names_a_day_in_full() {
+        let d = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        assert_eq!(days_named("What did Audrey eat for dinner on October 24, 2023?"), vec![d(2023, 10, 24)]);
+        assert_eq!(days_named("how was John on 10th april 2022"), vec![d(2022, 4, 10)]);
+        assert_eq!(days_named("the 3rd of March 2024"), vec![d(2024, 3, 3)]);
+        assert_eq!(days_named("the deploy of 2026-03-03 and Sept 4 2025"), vec![d(2026, 3, 3), d(2025, 9, 4)]);
+        assert_eq!(days_named("what did we decide in March 2026?"), vec![], "a month is not a day");
+        assert_eq!(days_named("on May 3rd"), vec![], "no year");
+        assert_eq!(days_named("21 Cedar Way, 2023"), vec![], "a house number is not a day");
+        assert_eq!(days_named("February 30, 2023 and may 2023"), vec![], "no such day");
+        assert_eq!(written_day("2023-05-31T23:30:00-05:00"), Some(d(2023, 5, 31)), "on the clock it was written in");
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! questions worded unlike the stored text (synonyms, restructured sentences) that lost 6-18 points of hit@3;
 //! the lab that chose this (benches/fusion_lab.py, benches/fusion_spec.md) reproduces the engine's top k.
 
-use crate::options::{IDENTIFIER_BONUS, RECENCY_SHARE};
+use crate::options::{DAY_BONUS, DAY_WINDOW_AFTER, DAY_WINDOW_BEFORE, IDENTIFIER_BONUS, RECENCY_SHARE};
 
 /// How one leg's scores spread over its own top list: mean and population standard deviation. A standard
 /// deviation of 0 (one passage, or all equal) counts as 1, so such a list neither explodes nor vanishes.
@@ -44,6 +44,8 @@ pub struct Evidence {
     pub cosine: f32,
     pub bm25: f32,
     pub identifiers: f64,
+    /// Said near a day the query names (`near_named_day`).
+    pub near_day: bool,
 }
 
 /// `exp(w·z_dense + (1 − w)·z_bm25 + IDENTIFIER_BONUS·identifiers)`, `w` the dense weight. The exponential
@@ -52,7 +54,14 @@ pub struct Evidence {
 pub fn fused_score(e: &Evidence, dense: Option<LegScale>, bm25: Option<LegScale>, dense_weight: f64) -> f64 {
     let d = dense.map_or(0.0, |s| s.z(e.cosine));
     let b = bm25.map_or(0.0, |s| s.z(e.bm25));
-    (dense_weight * d + (1.0 - dense_weight) * b + IDENTIFIER_BONUS * e.identifiers).exp()
+    let day = if e.near_day { DAY_BONUS } else { 0.0 };
+    (dense_weight * d + (1.0 - dense_weight) * b + IDENTIFIER_BONUS * e.identifiers + day).exp()
+}
+
+/// Whether a passage said on `said` falls in the window of one of the `days` a query names: from
+/// `DAY_WINDOW_BEFORE` days before it to `DAY_WINDOW_AFTER` after.
+pub fn near_named_day(said: chrono::NaiveDate, days: &[chrono::NaiveDate]) -> bool {
+    days.iter().any(|&d| (-DAY_WINDOW_BEFORE..=DAY_WINDOW_AFTER).contains(&(said - d).num_days()))
 }
 
 /// The share of the identifiers the query names (`wanted`, glued forms such as `mt4471`) that a passage's
@@ -92,7 +101,7 @@ mod tests {
     }
 
     fn ev(cosine: f32, bm25: f32) -> Evidence {
-        Evidence { cosine, bm25, identifiers: 0.0 }
+        Evidence { cosine, bm25, identifiers: 0.0, near_day: false }
     }
 
     #[test]
@@ -152,5 +161,16 @@ mod tests {
         assert_eq!(recency_weight(Some(40 * day), 30 * day, 30.0), 1.0);
         assert_eq!(recency_weight(None, 30 * day, 30.0), 1.0);
         assert_eq!(recency_weight(Some(0), 30 * day, 0.0), 1.0);
+    }
+
+    #[test]
+    fn a_passage_said_near_a_named_day_gains_the_day_bonus() {
+        let d = |m, day| chrono::NaiveDate::from_ymd_opt(2023, m, day).unwrap();
+        let asked = [d(10, 24)];
+        assert!(near_named_day(d(10, 24), &asked) && near_named_day(d(10, 17), &asked) && near_named_day(d(10, 26), &asked));
+        assert!(!near_named_day(d(10, 16), &asked) && !near_named_day(d(10, 27), &asked) && !near_named_day(d(10, 24), &[]));
+        let plain = fused_score(&ev(0.5, 1.0), None, None, 0.3);
+        let near = fused_score(&Evidence { near_day: true, ..ev(0.5, 1.0) }, None, None, 0.3);
+        assert!((near.ln() - plain.ln() - DAY_BONUS).abs() < 1e-9);
     }
 }

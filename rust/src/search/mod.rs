@@ -1,7 +1,7 @@
-//! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with an identifier bonus) → relevance
-//! floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring turns. The
-//! kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as Lance
-//! queries; this file only orchestrates.
+//! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with identifier and named-day bonuses)
+//! → relevance floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring
+//! turns. The kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as
+//! Lance queries; this file only orchestrates.
 
 pub mod fusion;
 mod legs;
@@ -22,7 +22,8 @@ use crate::memory::Memory;
 use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
-use fusion::{fused_score, recency_factor, Evidence, LegScale};
+use crate::time::{days_named, written_day};
+use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale};
 use legs::{lance_legs, resident_legs, Legs};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -131,11 +132,13 @@ fn fuse(
         return Vec::new();
     }
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
+    let days = days_named(query);
     let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
         .rows
         .into_values()
         .map(|c| {
-            let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers };
+            let near_day = !days.is_empty() && written_day(&c.row.chunk.ts).is_some_and(|d| near_named_day(d, &days));
+            let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers, near_day };
             let score = fused_score(&evidence, dense, bm25, opts.dense_weight);
             (c.row, score, c.similarity, c.identifiers > 0.0)
         })
