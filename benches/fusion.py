@@ -23,6 +23,8 @@ RECENCY_SHARE = 0.02
 # The engine's score fusion (`rust/src/search/fusion.rs`): dense weight, each leg's normalisation, the bonus
 # for the query's identifiers.
 ENGINE_ALPHA, ENGINE_NORM, ENGINE_ID_BONUS = 0.3, "z", 0.5
+# `options::DAY_BONUS`: what a passage said near a day the query names adds in fused units (`near_day`).
+DAY_BONUS = 2.0
 
 
 @dataclass
@@ -35,6 +37,7 @@ class Pool:
     wanted: int = 0                          # identifiers the query names
     age_days: dict[int, float] = field(default_factory=dict)  # for recency; absent rows count as fresh
     chunk_id: dict[int, str] = field(default_factory=dict)   # the engine's chunk ids: its tie-breaker
+    near_day: set[int] = field(default_factory=set)          # rows said near a day the query names
 
     def tie(self, r: int) -> str:
         return self.chunk_id.get(r) or f"{r:016d}"
@@ -45,7 +48,8 @@ class Pool:
         rows = {r for r, _ in d} | {r for r, _ in b}
         return Pool(d, b, {r: self.cos[r] for r in rows}, {r: self.bm[r] for r in rows},
                     {r: c for r, c in self.id_count.items() if r in rows}, self.wanted,
-                    {r: a for r, a in self.age_days.items() if r in rows}, self.chunk_id)  # fmt: skip
+                    {r: a for r, a in self.age_days.items() if r in rows}, self.chunk_id,
+                    self.near_day & rows)  # fmt: skip
 
 
 def competition_ranks(scores: Sequence[float]) -> list[int]:
@@ -165,6 +169,8 @@ def score_fusion(pool: Pool, alpha: float, norm: str = "minmax", dense_norm: str
         s = alpha * nd[r] + (1.0 - alpha) * nb[r]
         if pool.wanted and id_bonus:
             s += id_bonus * pool.id_count.get(r, 0) / pool.wanted
+        if r in pool.near_day:
+            s += DAY_BONUS
         out.append((r, math.exp(s)))
     out.sort(key=lambda x: (-x[1], pool.tie(x[0])))
     return out
@@ -175,4 +181,5 @@ def lance_view(pool: Pool) -> Pool:
     row outside its list, so such a row scores 0 (the spec's rule), not its true BM25 value."""
     listed = {r for r, _ in pool.bm25}
     bm = {r: (s if r in listed else 0.0) for r, s in pool.bm.items()}
-    return Pool(pool.dense, pool.bm25, pool.cos, bm, pool.id_count, pool.wanted, pool.age_days, pool.chunk_id)
+    return Pool(pool.dense, pool.bm25, pool.cos, bm, pool.id_count, pool.wanted, pool.age_days, pool.chunk_id,
+                pool.near_day)

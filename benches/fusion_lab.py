@@ -31,8 +31,8 @@ from .synthetic import synthetic_root
 
 Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
 # Bumped when a cached pool would no longer be what `load` builds (2: the engine's legs with every copy of a
-# repeated text, `lab_sets.engine_pool`).
-POOL_VERSION = 2
+# repeated text, `lab_sets.engine_pool`; 3: `Pool.near_day`).
+POOL_VERSION = 3
 ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID_BONUS)
 
 
@@ -343,7 +343,7 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
             masked = c.cosines(mv)
             cos = {r: (x + float(masked[r])) / 2 for r, x in p.cos.items()}
             dense = sorted(((r, cos[r]) for r, _ in p.dense), key=lambda x: (-x[1], x[0]))
-            p = fusion.Pool(dense, p.bm25, cos, p.bm, p.id_count, p.wanted, p.age_days, p.chunk_id)
+            p = fusion.Pool(dense, p.bm25, cos, p.bm, p.id_count, p.wanted, p.age_days, p.chunk_id, p.near_day)
         return p
 
     head = "| set | split | " + " | ".join(v.name for v in variants) + " |\n|---|---|" + "---|" * len(variants) + "\n"

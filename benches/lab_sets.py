@@ -15,7 +15,7 @@ depth), with every number the fusion kernels need (`fusion.Pool`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +25,13 @@ from .fusion import Pool
 from .harness import read_jsonl
 from .history import HISTORY_END
 from .lab_corpus import Corpus
-from .lexical import id_terms
+from .lexical import days_named, id_terms, written_day
 from .locomo import load as load_locomo
 from .synthetic import synthetic_root
 
 DEPTH = 100
+# `options::DAY_WINDOW_BEFORE` / `DAY_WINDOW_AFTER`: the days around a named day that count as near it.
+DAY_WINDOW_BEFORE, DAY_WINDOW_AFTER = 7, 2
 
 
 @dataclass
@@ -136,6 +138,14 @@ def _pool(corpus: Corpus, query: str, now: datetime | None, dense: list, bm25: l
         for r in rows:
             ts = datetime.fromisoformat(corpus.rows[r].ts)
             ages[r] = (now - ts).total_seconds() / 86400
+    days = days_named(query)
+    near_day = {r for r in rows if days and near_named_day(written_day(corpus.rows[r].ts), days)}
     return Pool(dense, bm25, {r: cosine(r) for r in rows}, {r: scores.get(r, 0.0) for r in rows},
                 {r: c for r, c in id_count.items() if c}, len(wanted), ages,
-                {r: corpus.rows[r].chunk_id for r in rows})  # fmt: skip
+                {r: corpus.rows[r].chunk_id for r in rows}, near_day)  # fmt: skip
+
+
+def near_named_day(said: date | None, days: list[date]) -> bool:
+    """`fusion::near_named_day`: said from `DAY_WINDOW_BEFORE` days before one of `days` to
+    `DAY_WINDOW_AFTER` after."""
+    return said is not None and any(-DAY_WINDOW_BEFORE <= (said - d).days <= DAY_WINDOW_AFTER for d in days)

@@ -23,7 +23,7 @@ import math
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 import snowballstemmer
 
@@ -124,6 +124,68 @@ def month_words(ts: str, form: str = "month") -> str:
         return ""
     month = f"{calendar.month_name[d.month]} {d.year}"
     return f"{d.day} {month}" if form == "day" else month
+
+
+_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+
+
+def _month_number(word: str) -> int | None:
+    w = word.lower()
+    for name, i in _MONTHS.items():
+        if w == name or (len(w) == 3 and name.startswith(w)) or (w == "sept" and name.startswith("sept")):
+            return i
+    return None
+
+
+def _day_of_month(word: str) -> int | None:
+    digits = word.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    if word[len(digits):].lower() not in ("", "st", "nd", "rd", "th") or not 1 <= len(digits) <= 2:
+        return None
+    if not digits.isascii() or not digits.isdigit():
+        return None
+    return int(digits) if 1 <= int(digits) <= 31 else None
+
+
+def _ymd(year: str, month: int, day: str) -> date | None:
+    d = _day_of_month(day)
+    if d is None or len(year) != 4 or not (year.isascii() and year.isdigit()):
+        return None
+    try:
+        return date(int(year), month, d)
+    except ValueError:
+        return None
+
+
+def days_named(text: str) -> list[date]:
+    """`time::days_named`: the days a text names in full ("October 24, 2023", "24th of Oct 2023",
+    "2023-10-24"); a month and day without a year, or a month and year alone, name none."""
+    words = [w for w in "".join(c if c.isalnum() or c == "-" else " " for c in text).split() if w]
+    out: list[date] = []
+    for i, w in enumerate(words):
+        try:
+            out.append(datetime.strptime(w, "%Y-%m-%d").date())
+            continue
+        except ValueError:
+            pass
+        at = lambda j: words[i + j] if i + j < len(words) else ""  # noqa: E731, B023
+        found = None
+        if (m := _month_number(w)) is not None:
+            found = _ymd(at(2), m, at(1))
+        elif _day_of_month(w) is not None:
+            month, year = (at(2), at(3)) if at(1).lower() == "of" else (at(1), at(2))
+            if (m := _month_number(month)) is not None:
+                found = _ymd(year, m, w)
+        if found is not None:
+            out.append(found)
+    return [d for i, d in enumerate(out) if i == 0 or d != out[i - 1]]
+
+
+def written_day(ts: str) -> date | None:
+    """`time::written_day`: the day of `ts` on the clock it was written in."""
+    try:
+        return datetime.fromisoformat(ts.strip().replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
 
 
 def fts_document(text: str, context: str, ts: str = "", dates: str = "month") -> str:

@@ -140,3 +140,26 @@ def test_score_fusion_identifier_bonus_is_its_share():
 def _restrict(pool: fusion.Pool, rows: set[int]) -> fusion.Pool:
     """The pool scoring only `rows` (the legs' lists still give the statistics)."""
     return fusion.Pool(pool.dense, pool.bm25, {r: pool.cos[r] for r in rows}, {r: pool.bm[r] for r in rows})
+
+
+def test_days_named_and_the_day_bonus_as_the_engine_reads_them():
+    # time::tests::a_question_names_a_day_in_full and fusion::tests::a_passage_said_near_a_named_day_...
+    from datetime import date
+
+    from benches.lab_sets import near_named_day
+
+    assert lexical.days_named("What did Audrey eat for dinner on October 24, 2023?") == [date(2023, 10, 24)]
+    assert lexical.days_named("how was John on 10th april 2022") == [date(2022, 4, 10)]
+    assert lexical.days_named("the 3rd of March 2024") == [date(2024, 3, 3)]
+    assert lexical.days_named("the deploy of 2026-03-03 and Sept 4 2025") == [date(2026, 3, 3), date(2025, 9, 4)]
+    for loose in ("what did we decide in March 2026?", "on May 3rd", "21 Cedar Way, 2023", "February 30, 2023"):
+        assert lexical.days_named(loose) == [], loose
+    assert lexical.written_day("2023-05-31T23:30:00-05:00") == date(2023, 5, 31)
+    asked = [date(2023, 10, 24)]
+    assert all(near_named_day(date(2023, 10, d), asked) for d in (17, 24, 26))
+    assert not any(near_named_day(date(2023, 10, d), asked) for d in (16, 27)) and not near_named_day(None, asked)
+    plain = fusion.Pool([(0, 0.5), (1, 0.5)], [], {0: 0.5, 1: 0.5}, {0: 0.0, 1: 0.0})
+    near = fusion.Pool(plain.dense, [], plain.cos, plain.bm, near_day={1})
+    scores = dict(fusion.score_fusion(near, 0.3, "z"))
+    assert abs(math.log(scores[1]) - math.log(scores[0]) - fusion.DAY_BONUS) < 1e-9
+    assert dict(fusion.score_fusion(plain, 0.3, "z"))[0] == scores[0]
