@@ -17,14 +17,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 RRF_K = 60.0
 RECENCY_SHARE = 0.02
 # The engine's score fusion (`rust/src/search/fusion.rs`): dense weight, each leg's normalisation, the bonus
 # for the query's identifiers.
 ENGINE_ALPHA, ENGINE_NORM, ENGINE_ID_BONUS = 0.3, "z", 0.5
-# `options::DAY_BONUS`: what a passage said near a day the query names adds in fused units (`near_day`).
+# `options::DAY_BONUS`: what a passage said near a day the query names adds in fused units (`near_day`), and
+# `DAY_WINDOW_BEFORE` / `DAY_WINDOW_AFTER`: the days around a named day that count as near it.
 DAY_BONUS = 2.0
+DAY_WINDOW_BEFORE, DAY_WINDOW_AFTER = 7, 2
 
 
 @dataclass
@@ -112,6 +115,12 @@ def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, 
             seen.add(key)
         ranked.append(r)
     return ranked[:k]
+
+
+def near_named_day(said: date | None, days: list[date]) -> bool:
+    """`fusion::near_named_day`: said from `DAY_WINDOW_BEFORE` days before one of `days` to
+    `DAY_WINDOW_AFTER` after."""
+    return said is not None and any(-DAY_WINDOW_BEFORE <= (said - d).days <= DAY_WINDOW_AFTER for d in days)
 
 
 def repeat_key(text: str) -> str:

@@ -15,13 +15,13 @@ depth), with every number the fusion kernels need (`fusion.Pool`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
 from . import household
-from .fusion import Pool
+from .fusion import Pool, near_named_day
 from .harness import read_jsonl
 from .history import HISTORY_END
 from .lab_corpus import Corpus
@@ -30,8 +30,6 @@ from .locomo import load as load_locomo
 from .synthetic import synthetic_root
 
 DEPTH = 100
-# `options::DAY_WINDOW_BEFORE` / `DAY_WINDOW_AFTER`: the days around a named day that count as near it.
-DAY_WINDOW_BEFORE, DAY_WINDOW_AFTER = 7, 2
 
 
 @dataclass
@@ -144,8 +142,3 @@ def _pool(corpus: Corpus, query: str, now: datetime | None, dense: list, bm25: l
                 {r: c for r, c in id_count.items() if c}, len(wanted), ages,
                 {r: corpus.rows[r].chunk_id for r in rows}, near_day)  # fmt: skip
 
-
-def near_named_day(said: date | None, days: list[date]) -> bool:
-    """`fusion::near_named_day`: said from `DAY_WINDOW_BEFORE` days before one of `days` to
-    `DAY_WINDOW_AFTER` after."""
-    return said is not None and any(-DAY_WINDOW_BEFORE <= (said - d).days <= DAY_WINDOW_AFTER for d in days)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import calendar
 import math
+import string
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -116,29 +117,28 @@ def id_terms(text: str) -> list[str]:
 def month_words(ts: str, form: str = "month") -> str:
     """`time::month_words`: "May 2023" on the clock `ts` was written in; "" when it is not a time. The lab's
     other forms: "day" ("21 May 2023"), "none" (the engine before analyzer version 3)."""
-    if form == "none":
-        return ""
-    try:
-        d = datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
-    except ValueError:
+    d = _written(ts) if form != "none" else None
+    if d is None:
         return ""
     month = f"{calendar.month_name[d.month]} {d.year}"
     return f"{d.day} {month}" if form == "day" else month
 
 
-_MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+def _written(ts: str) -> datetime | None:
+    """`time::parse_written`: `ts` as its clock reads it (the offset kept); None when it is not a time."""
+    try:
+        return datetime.fromisoformat(ts.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
-def _month_number(word: str) -> int | None:
-    w = word.lower()
-    for name, i in _MONTHS.items():
-        if w == name or (len(w) == 3 and name.startswith(w)) or (w == "sept" and name.startswith("sept")):
-            return i
-    return None
+# `time::month_number`: month names and their three-letter forms, any case, and "Sept".
+_MONTHS = {name.lower(): i for names in (calendar.month_name, calendar.month_abbr)
+           for i, name in enumerate(names) if name} | {"sept": 9}  # fmt: skip
 
 
 def _day_of_month(word: str) -> int | None:
-    digits = word.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    digits = word.rstrip(string.ascii_letters)
     if word[len(digits):].lower() not in ("", "st", "nd", "rd", "th") or not 1 <= len(digits) <= 2:
         return None
     if not digits.isascii() or not digits.isdigit():
@@ -167,13 +167,13 @@ def days_named(text: str) -> list[date]:
             continue
         except ValueError:
             pass
-        at = lambda j: words[i + j] if i + j < len(words) else ""  # noqa: E731, B023
+        after = words[i + 1:i + 4] + [""] * 3   # the next three words ("" past the end)
         found = None
-        if (m := _month_number(w)) is not None:
-            found = _ymd(at(2), m, at(1))
+        if (m := _MONTHS.get(w.lower())) is not None:
+            found = _ymd(after[1], m, after[0])
         elif _day_of_month(w) is not None:
-            month, year = (at(2), at(3)) if at(1).lower() == "of" else (at(1), at(2))
-            if (m := _month_number(month)) is not None:
+            month, year = (after[1], after[2]) if after[0].lower() == "of" else (after[0], after[1])
+            if (m := _MONTHS.get(month.lower())) is not None:
                 found = _ymd(year, m, w)
         if found is not None:
             out.append(found)
@@ -182,10 +182,8 @@ def days_named(text: str) -> list[date]:
 
 def written_day(ts: str) -> date | None:
     """`time::written_day`: the day of `ts` on the clock it was written in."""
-    try:
-        return datetime.fromisoformat(ts.strip().replace("Z", "+00:00")).date()
-    except ValueError:
-        return None
+    d = _written(ts)
+    return d.date() if d is not None else None
 
 
 def fts_document(text: str, context: str, ts: str = "", dates: str = "month") -> str:

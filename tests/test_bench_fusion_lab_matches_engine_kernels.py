@@ -146,8 +146,6 @@ def test_days_named_and_the_day_bonus_as_the_engine_reads_them():
     # time::tests::a_question_names_a_day_in_full and fusion::tests::a_passage_said_near_a_named_day_...
     from datetime import date
 
-    from benches.lab_sets import near_named_day
-
     assert lexical.days_named("What did Audrey eat for dinner on October 24, 2023?") == [date(2023, 10, 24)]
     assert lexical.days_named("how was John on 10th april 2022") == [date(2022, 4, 10)]
     assert lexical.days_named("the 3rd of March 2024") == [date(2024, 3, 3)]
@@ -156,8 +154,8 @@ def test_days_named_and_the_day_bonus_as_the_engine_reads_them():
         assert lexical.days_named(loose) == [], loose
     assert lexical.written_day("2023-05-31T23:30:00-05:00") == date(2023, 5, 31)
     asked = [date(2023, 10, 24)]
-    assert all(near_named_day(date(2023, 10, d), asked) for d in (17, 24, 26))
-    assert not any(near_named_day(date(2023, 10, d), asked) for d in (16, 27)) and not near_named_day(None, asked)
+    assert all(fusion.near_named_day(date(2023, 10, d), asked) for d in (17, 24, 26))
+    assert not any(fusion.near_named_day(date(2023, 10, d), asked) for d in (16, 27)) and not fusion.near_named_day(None, asked)
     plain = fusion.Pool([(0, 0.5), (1, 0.5)], [], {0: 0.5, 1: 0.5}, {0: 0.0, 1: 0.0})
     near = fusion.Pool(plain.dense, [], plain.cos, plain.bm, near_day={1})
     scores = dict(fusion.score_fusion(near, 0.3, "z"))

@@ -52,12 +52,12 @@ pub fn days_named(text: &str) -> Vec<chrono::NaiveDate> {
     days
 }
 
+/// A month's name or its three-letter form, any case (chrono's own parser), or "Sept".
 fn month_number(word: &str) -> Option<u32> {
-    const MONTHS: [&str; 12] =
-        ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
-    let w = word.to_lowercase();
-    let short = |m: &&str| w.len() == 3 && m.starts_with(&w) || w == "sept" && m.starts_with("sept");
-    MONTHS.iter().position(|m| *m == w || short(m)).map(|i| i as u32 + 1)
+    if word.eq_ignore_ascii_case("sept") {
+        return Some(9);
+    }
+    word.parse::<chrono::Month>().ok().map(|m| m.number_from_month())
 }
 
 fn ymd(year_word: &str, month: u32, day_word: &str) -> Option<chrono::NaiveDate> {
