@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import calendar
 import math
+import re
 import string
 import unicodedata
 from collections import Counter, defaultdict
@@ -156,17 +157,41 @@ def _ymd(year: str, month: int, day: str) -> date | None:
         return None
 
 
-def days_named(text: str) -> list[date]:
-    """`time::days_named`: the days a text names in full ("October 24, 2023", "24th of Oct 2023",
-    "2023-10-24"); a month and day without a year, or a month and year alone, name none."""
-    words = [w for w in "".join(c if c.isalnum() or c == "-" else " " for c in text).split() if w]
-    out: list[date] = []
-    for i, w in enumerate(words):
+# `time::unit_dates`: year? month day? in unit words ("2023년 10월 24일", "2023年10月"), spaces allowed.
+_UNIT_DATE = re.compile(r"(?<!\d)(?:(\d{1,4}) *[년年]\s*)?(\d{1,4}) *[월月](?:\s*(\d{1,4}) *[일日])?")
+
+
+def _numeric_day(word: str) -> date | None:
+    for form in ("%Y-%m-%d", "%Y.%m.%d", "%Y/%m/%d"):
         try:
-            out.append(datetime.strptime(w, "%Y-%m-%d").date())
-            continue
+            return datetime.strptime(word, form).date()
         except ValueError:
             pass
+    return None
+
+
+def _unit_days(text: str) -> list[date]:
+    out = []
+    for y, m, d in _UNIT_DATE.findall(text):
+        if y and d and 1000 <= int(y) <= 9999 and 1 <= int(m) <= 12:
+            try:
+                out.append(date(int(y), int(m), int(d)))
+            except ValueError:
+                pass
+    return out
+
+
+def days_named(text: str) -> list[date]:
+    """`time::days_named`: the days a text names in full ("October 24, 2023", "24th of Oct 2023",
+    "2023-10-24", "2023.10.24", "2023/10/24", "2023년 10월 24일"); a month and day without a year, or a
+    month and year alone, name none."""
+    spaced = "".join(c if c.isalnum() or c in "-./" else " " for c in text)
+    words = [w.strip("./") for w in spaced.split() if w.strip("./")]
+    out: list[date] = []
+    for i, w in enumerate(words):
+        if (d := _numeric_day(w)) is not None:
+            out.append(d)
+            continue
         after = words[i + 1:i + 4] + [""] * 3   # the next three words ("" past the end)
         found = None
         if (m := _MONTHS.get(w.lower())) is not None:
@@ -177,6 +202,7 @@ def days_named(text: str) -> list[date]:
                 found = _ymd(year, m, w)
         if found is not None:
             out.append(found)
+    out += _unit_days(text)
     return [d for i, d in enumerate(out) if i == 0 or d != out[i - 1]]
 
 

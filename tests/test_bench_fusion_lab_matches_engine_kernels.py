@@ -150,7 +150,13 @@ def test_days_named_and_the_day_bonus_as_the_engine_reads_them():
     assert lexical.days_named("how was John on 10th april 2022") == [date(2022, 4, 10)]
     assert lexical.days_named("the 3rd of March 2024") == [date(2024, 3, 3)]
     assert lexical.days_named("the deploy of 2026-03-03 and Sept 4 2025") == [date(2026, 3, 3), date(2025, 9, 4)]
-    for loose in ("what did we decide in March 2026?", "on May 3rd", "21 Cedar Way, 2023", "February 30, 2023"):
+    assert lexical.days_named("the release of 2023.10.24, then Oct. 30, 2023.") == [date(2023, 10, 24), date(2023, 10, 30)]
+    assert lexical.days_named("2023/10/24 or 10/24/2023") == [date(2023, 10, 24)]
+    # time::tests::a_question_names_a_day_with_unit_words
+    assert lexical.days_named("2023년 10월 24일에 뭘 먹었지?") == [date(2023, 10, 24)]
+    assert lexical.days_named("2023년10월24일 회의") == lexical.days_named("2023年10月24日の会議") == [date(2023, 10, 24)]
+    for loose in ("what did we decide in March 2026?", "on May 3rd", "21 Cedar Way, 2023", "February 30, 2023",
+                  "10월 24일에", "2023년 2월 30일", "2023년에 10월 24일"):
         assert lexical.days_named(loose) == [], loose
     assert lexical.written_day("2023-05-31T23:30:00-05:00") == date(2023, 5, 31)
     asked = [date(2023, 10, 24)]

@@ -174,6 +174,25 @@ def test_a_question_naming_a_day_prefers_what_was_said_around_it(engine, tmp_pat
     assert [h.session_id for h in engine.recall("dinner on 24 October 2023", k=2, neighbors=0)] == ["autumn"]
 
 
+def test_a_korean_question_naming_a_day_or_a_month_reads_it(engine, tmp_path):
+    """A day written with unit words ("2023년 10월 24일") is named as "October 24, 2023" is; a month ("5월")
+    asks for that month's passages, which BM25 indexes with their month in English."""
+    src = tmp_path / "ko"
+    said = {"autumn": datetime(2023, 10, 24, 19, 0, tzinfo=timezone.utc), "winter": datetime(2023, 12, 12, 19, 0, tzinfo=timezone.utc)}
+    for name, day in said.items():
+        write_conversation(src / f"{name}.funes.jsonl", name, [("user", "오늘 저녁은 초밥을 주문할게.")], start=day)
+    for name, month, text in (("may", 5, "고양이를 입양하기로 했어."), ("august", 8, "고양이 사료를 새로 샀어.")):
+        write_conversation(src / f"{name}.funes.jsonl", name, [("user", text)], start=datetime(2023, month, 3, 9, 0, tzinfo=timezone.utc))
+    engine.index(src)
+    ask = {"k": 2, "neighbors": 0, "now": "2024-01-01", "keep_repeats": True}
+    assert [h.session_id for h in engine.recall("저녁에 뭘 주문했지?", **ask)] == ["winter", "autumn"]
+    for question in ("2023년 10월 24일 저녁에 뭘 주문했지?", "2023.10.24 저녁 주문"):
+        assert [h.session_id for h in engine.recall(question, **ask)] == ["autumn", "winter"], question
+    ask = {"k": 2, "neighbors": 0, "half_life_days": 0, "legs": "bm25"}
+    assert [h.session_id for h in engine.recall("2023년 5월에 고양이 얘기 뭐였지?", **ask)][0] == "may"
+    assert [h.session_id for h in engine.recall("8월에 고양이 얘기 뭐였지?", **ask)][0] == "august"
+
+
 def test_a_reply_is_found_by_the_question_it_answers(engine, tmp_path):
     """BM25 indexes each turn with the end of the turn before it, so "yes, go with them" is found by the
     question's words; the text shown is the reply's own."""

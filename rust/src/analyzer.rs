@@ -26,7 +26,7 @@
 /// turn's month and year.
 pub const ANALYZER_VERSION: u32 = 3;
 
-use crate::time::month_words;
+use crate::time::{month_words, unit_month_names};
 use lance_index::scalar::inverted::tokenizer::document_tokenizer::LanceTokenizer;
 use lance_index::scalar::InvertedIndexParams;
 use lance_tokenizer::TokenStream;
@@ -151,13 +151,16 @@ pub fn fts_document(text: &str, context: &str, ts: &str) -> String {
     out
 }
 
-/// The BM25 query: the user's words plus the glued form of each identifier in them. Characters that the
-/// full-text query parser could read as syntax are replaced by spaces, so a query is always plain words.
+/// The BM25 query: the user's words plus the glued form of each identifier in them, plus the English name of
+/// each month named in the unit form ("2023년 5월" asks for "May" too: passages are indexed with their month
+/// in English, `fts_document`). Characters that the full-text query parser could read as syntax are replaced
+/// by spaces, so a query is always plain words.
 pub fn fts_query(query: &str) -> String {
     let ids = identifier_tokens(query);
     let plain: String = cjk_bigrams(query).chars().map(|c| if c.is_alphanumeric() || c.is_whitespace() { c } else { ' ' }).collect();
     let mut words: Vec<&str> = plain.split_whitespace().collect();
     words.extend(ids.iter().map(String::as_str));
+    words.extend(unit_month_names(query));
     words.join(" ")
 }
 
@@ -250,6 +253,17 @@ mod tests {
         assert_eq!(fts_query("what about MT-4471?"), "what about MT 4471 mt4471");
         assert_eq!(fts_query("-k 100"), "k 100");
         assert_eq!(fts_query("\"quoted\" AND (x)"), "quoted AND x");
+    }
+
+    #[test]
+    fn a_month_named_in_korean_asks_for_the_month_words_passages_carry() {
+        let mut a = Bm25Analyzer::new();
+        let may = a.document(&fts_document("입양 서류를 냈어", "", "2023-05-21T10:00:00Z"));
+        let asked = a.query("2023년 5월에 뭘 입양했지?");
+        for term in ["may", "2023"] {
+            assert!(may.contains(&term.to_string()) && asked.contains(&term.to_string()), "{term}: {may:?} {asked:?}");
+        }
+        assert!(!a.query("5개월 전에 뭘 입양했지?").contains(&"may".to_string()), "개월 is a count of months");
     }
 
     #[test]

@@ -26,13 +26,20 @@ pub fn written_day(ts: &str) -> Option<chrono::NaiveDate> {
 }
 
 /// The days a text names in full: "October 24, 2023", "24th Oct 2023" (English month names or their
-/// three-letter forms, any case) and "2023-10-24". A month and day without a year, or a month and year alone,
-/// name no day: they are too loose to place a question in time ("the 3rd" of which month?).
+/// three-letter forms, any case), "2023-10-24", "2023.10.24", "2023/10/24", and the unit form of Korean,
+/// Japanese and Chinese ("2023년 10월 24일", "2023年10月24日"; `unit_dates`). A month and day without a year,
+/// or a month and year alone, name no day: they are too loose to place a question in time ("the 3rd" of
+/// which month?).
 pub fn days_named(text: &str) -> Vec<chrono::NaiveDate> {
-    let words: Vec<&str> = text.split(|c: char| !c.is_alphanumeric() && c != '-').filter(|w| !w.is_empty()).collect();
+    // '.' and '/' stay inside a word for "2023.10.24"; at a word's ends they are punctuation ("Oct.", "2023.").
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_alphanumeric() && !"-./".contains(c))
+        .map(|w| w.trim_matches(['.', '/']))
+        .filter(|w| !w.is_empty())
+        .collect();
     let mut days = Vec::new();
     for (i, w) in words.iter().enumerate() {
-        if let Ok(d) = chrono::NaiveDate::parse_from_str(w, "%Y-%m-%d") {
+        if let Some(d) = ["%Y-%m-%d", "%Y.%m.%d", "%Y/%m/%d"].iter().find_map(|f| chrono::NaiveDate::parse_from_str(w, f).ok()) {
             days.push(d);
             continue;
         }
@@ -48,8 +55,82 @@ pub fn days_named(text: &str) -> Vec<chrono::NaiveDate> {
         };
         days.extend(found);
     }
+    days.extend(unit_dates(text).into_iter().filter_map(|u| chrono::NaiveDate::from_ymd_opt(u.year?, u.month, u.day?)));
     days.dedup();
     days
+}
+
+/// The English names of the months a text names in the unit form ("5월", "2023년 5월", "5月"), in order:
+/// what a BM25 query adds so that a question asked in Korean, Japanese or Chinese matches the month words
+/// every passage is indexed with (`month_words`). An English question names its months in words already.
+pub fn unit_month_names(text: &str) -> Vec<&'static str> {
+    unit_dates(text).into_iter().filter_map(|u| chrono::Month::try_from(u8::try_from(u.month).ok()?).ok()).map(|m| m.name()).collect()
+}
+
+/// A date written with unit words after its numbers: year, month and day in that order, each optional but
+/// the month ("2023년 10월 24일", "10월 24일", "2023年10月", "10月"), spaces allowed between the parts.
+#[derive(Debug, PartialEq)]
+struct UnitDate {
+    year: Option<i32>,
+    month: u32,
+    day: Option<u32>,
+}
+
+/// Which part of a date a unit word marks: 0 year (년, 年), 1 month (월, 月), 2 day (일, 日).
+fn unit_of(c: char) -> Option<usize> {
+    match c {
+        '년' | '年' => Some(0),
+        '월' | '月' => Some(1),
+        '일' | '日' => Some(2),
+        _ => None,
+    }
+}
+
+fn unit_dates(text: &str) -> Vec<UnitDate> {
+    let chars: Vec<char> = text.chars().collect();
+    // Each number followed by a unit word: (value, unit, where it starts, where it ends).
+    let mut parts: Vec<(u32, usize, usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() || (i > 0 && chars[i - 1].is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < chars.len() && chars[j].is_ascii_digit() {
+            j += 1;
+        }
+        let mut k = j;
+        while k < chars.len() && chars[k] == ' ' {
+            k += 1;
+        }
+        match (chars.get(k).copied().and_then(unit_of), chars[i..j].iter().collect::<String>().parse::<u32>()) {
+            (Some(unit), Ok(value)) if j - i <= 4 => {
+                parts.push((value, unit, i, k + 1));
+                i = k + 1;
+            }
+            _ => i = j,
+        }
+    }
+    let mut out = Vec::new();
+    let mut p = 0;
+    while p < parts.len() {
+        // A run of parts with only spaces between them, read as year? month day?.
+        let mut run = vec![parts[p]];
+        while p + 1 < parts.len() && chars[parts[p].3..parts[p + 1].2].iter().all(|c| c.is_whitespace()) {
+            p += 1;
+            run.push(parts[p]);
+        }
+        p += 1;
+        let mut r = run.iter().peekable();
+        let year = r.next_if(|x| x.1 == 0).and_then(|x| i32::try_from(x.0).ok()).filter(|y| (1000..=9999).contains(y));
+        let Some(month) = r.next_if(|x| x.1 == 1).map(|x| x.0).filter(|m| (1..=12).contains(m)) else {
+            continue;
+        };
+        let day = r.next_if(|x| x.1 == 2).map(|x| x.0).filter(|d| (1..=31).contains(d));
+        out.push(UnitDate { year, month, day });
+    }
+    out
 }
 
 /// A month's name or its three-letter form, any case (chrono's own parser), or "Sept".
@@ -123,6 +204,21 @@ mod tests {
         assert_eq!(days_named("21 Cedar Way, 2023"), vec![], "a house number is not a day");
         assert_eq!(days_named("February 30, 2023 and may 2023"), vec![], "no such day");
         assert_eq!(written_day("2023-05-31T23:30:00-05:00"), Some(d(2023, 5, 31)), "on the clock it was written in");
+        assert_eq!(days_named("the release of 2023.10.24, then Oct. 30, 2023."), vec![d(2023, 10, 24), d(2023, 10, 30)]);
+        assert_eq!(days_named("2023/10/24 or 10/24/2023"), vec![d(2023, 10, 24)], "a year first is unambiguous");
+    }
+
+    #[test]
+    fn a_question_names_a_day_with_unit_words() {
+        let d = |y, m, d| chrono::NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        assert_eq!(days_named("2023년 10월 24일에 뭘 먹었지?"), vec![d(2023, 10, 24)]);
+        assert_eq!(days_named("2023년10월24일 회의"), vec![d(2023, 10, 24)], "no spaces");
+        assert_eq!(days_named("2023年10月24日の会議"), vec![d(2023, 10, 24)]);
+        assert_eq!(days_named("10월 24일에"), vec![], "no year");
+        assert_eq!(days_named("2023년 2월 30일"), vec![], "no such day");
+        assert_eq!(days_named("2023년에 10월 24일"), vec![], "a year apart from its month and day");
+        assert_eq!(unit_month_names("2023년 5월에 입양한 것은? 그리고 12월"), vec!["May", "December"]);
+        assert_eq!(unit_month_names("13월, 3일, 5년, 방 5개"), Vec::<&str>::new(), "no month");
     }
 
     #[test]
