@@ -14,7 +14,6 @@ calibrated floor at that size (`RecallOptions.answer_floor_at`).
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 
 import numpy as np
@@ -49,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     from funes_py import Engine, Models
     from funes_py.config import DEFAULT_EMBEDDER
     from funes_py.convert.floors import calibrated_floors
-    from funes_py.options import ANSWER_FLOOR_BASE_ROWS
+    from funes_py.options import RecallOptions
 
     models = Models.load(embedder=args.embedder or DEFAULT_EMBEDDER)
     floors = calibrated_floors(str(models.embedder_stamp).split("@")[0])
@@ -65,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
             ood, answered = best_cosines(eng, root, domain, models)
             o, a = np.quantile(ood, [0.5, 0.8, 0.9]), np.quantile(answered, [0.01, 0.05])
             floor = "–"
-            if floors.answer_floor is not None:   # what `RecallOptions::answer_floor_at` computes
-                decades = math.log10(max(rows, ANSWER_FLOOR_BASE_ROWS) / ANSWER_FLOOR_BASE_ROWS)
-                floor = f"{floors.answer_floor + floors.answer_floor_per_decade * decades:.3f}"
+            at = RecallOptions(answer_floor=floors.answer_floor,
+                               answer_floor_per_decade=floors.answer_floor_per_decade).answer_floor_at(rows)  # fmt: skip
+            if at is not None:
+                floor = f"{at:.3f}"
             print(f"| {domain} | {n:,} | {rows:,} | {o[0]:.3f} / {o[1]:.3f} / {o[2]:.3f} | {min(answered):.3f} / "
                   f"{a[0]:.3f} / {a[1]:.3f} | {floor} |", flush=True)  # fmt: skip
             medians.setdefault(domain, []).append((rows, float(o[0])))

@@ -8,6 +8,7 @@ import pytest
 
 from funes_py.config import load
 from funes_py.convert.floors import Floors, calibrated_floors
+from funes_py.options import ANSWER_FLOOR_BASE_ROWS
 from funes_py.server.config import DEFAULT_EMBEDDER, ServiceConfig
 
 
@@ -19,6 +20,14 @@ def _floors(env: dict[str, str], model: str) -> Floors:
 def test_the_default_embedder_has_a_calibrated_answer_floor_that_rises_with_the_memory():
     assert calibrated_floors(DEFAULT_EMBEDDER) == Floors(min_similarity=None, answer_floor=0.425, answer_floor_per_decade=0.03)
     assert _floors({}, DEFAULT_EMBEDDER) == Floors(None, 0.425, 0.03)
+
+
+def test_the_service_floor_at_a_memory_size_is_the_engines_formula():
+    opts = load(ServiceConfig, {}).recall_options(calibrated_floors(DEFAULT_EMBEDDER))
+    assert opts.answer_floor_at(100) == opts.answer_floor_at(ANSWER_FLOOR_BASE_ROWS) == pytest.approx(0.425)
+    assert opts.answer_floor_at(10 * ANSWER_FLOOR_BASE_ROWS) == pytest.approx(0.455)
+    assert opts.answer_floor_at(100 * ANSWER_FLOOR_BASE_ROWS) == pytest.approx(0.485)
+    assert opts.replace(answer_floor=None).answer_floor_at(10**9) is None
 
 
 def test_a_model_without_calibrated_floors_gets_none():

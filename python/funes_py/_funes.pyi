@@ -13,6 +13,7 @@ __all__ = [
     "ModelError",
     "StorageError",
     "init_ort",
+    "answer_floor_at",
     "Models",
     "Engine",
     "Neighbor",
@@ -64,6 +65,7 @@ class ModelError(FunesError): ...
 class StorageError(FunesError): ...
 
 def init_ort(path: str | None) -> str: ...
+def answer_floor_at(options: Any, rows: int) -> float | None: ...
 
 @final
 class Neighbor:

@@ -92,6 +92,11 @@ class RecallOptions:
         if self.answer_floor_per_decade < 0:
             raise ValueError("answer_floor_per_decade must not be negative: a larger memory never needs a lower floor")
 
+    def answer_floor_at(self, rows: int) -> float | None:
+        """The answer floor a memory of ``rows`` passages gets: ``answer_floor`` raised by
+        ``answer_floor_per_decade`` per tenfold passages above ``ANSWER_FLOOR_BASE_ROWS`` (None: no floor)."""
+        return _funes.answer_floor_at(self, rows)
+
     def replace(self, **changes: Any) -> RecallOptions:
         """A copy with ``changes``; an unknown name is a ``TypeError``."""
         return dataclasses.replace(self, **changes)

@@ -24,6 +24,7 @@ fn init_ort(py: Python<'_>, path: Option<std::path::PathBuf>) -> PyResult<String
 fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(init_ort, m)?)?;
+    m.add_function(wrap_pyfunction!(options::answer_floor_at, m)?)?;
     m.add_class::<models::Models>()?;
     m.add_class::<engine::Engine>()?;
     classes::register(m)?;

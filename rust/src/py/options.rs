@@ -62,6 +62,12 @@ impl RecallArgs {
     }
 }
 
+/// `RecallOptions.answer_floor_at(rows)`: the core's formula, so a report or a bench never repeats it.
+#[pyfunction]
+pub(super) fn answer_floor_at(options: RecallArgs, rows: usize) -> PyResult<Option<f32>> {
+    Ok(options.into_core()?.answer_floor_at(rows))
+}
+
 /// `since`/`until` of `sessions()`, through the same parser.
 pub(super) fn bounds(since: Option<String>, until: Option<String>) -> PyResult<(Option<i64>, Option<i64>)> {
     Ok((bound(since, false)?, bound(until, true)?))
