@@ -283,13 +283,19 @@ class Variant:
     mask: float | None = None                # each row's cosine averaged with its cosine to the query without
                                              # its words of idf >= mask (what BM25 matches: names, identifiers)
     dates: str = "month"                     # the turn's date in BM25's documents (`lexical.month_words`)
+    meaning: tuple[float, float, int, bool] | None = None  # BM25 also asks for the corpus's words nearest each
+                                             # query word: (min cosine, weight, words per word, only for
+                                             # query words the corpus lacks) (`levers.MeaningTerms`)
+    thesaurus: str = ""                      # those words from the embedder's word list (`levers.Thesaurus`):
+                                             # "present" the nearest the memory has, "any" the nearest
 
 
 def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: bool, masked: bool,
-                 dates: bool = False) -> list[Variant]:  # fmt: skip
+                 dates: bool = False, meaning: bool = False) -> list[Variant]:  # fmt: skip
     """The variants `--keys` (dense keys per passage, and dense pseudo-relevance feedback), `--bm25-grid`,
-    `--masked` and `--dates` (the turn's date in BM25: none, as before analyzer version 3, or with the day)
-    compare with the engine. Vector keys are sums of vectors the corpus has
+    `--masked`, `--dates` (the turn's date in BM25: none, as before analyzer version 3, or with the day) and
+    `--meaning` (BM25 also asks for the words nearest the query's in the embedder's space: the corpus's own,
+    or the embedder's word list, `levers.Thesaurus`) compare with the engine. Vector keys are sums of vectors the corpus has
     (`levers.neighbour_vectors`); `--keys texts` adds the previous and own turn embedded together ("prev")."""
     from . import levers
 
@@ -312,6 +318,15 @@ def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: boo
         out += [Variant(f"mean with masked query, idf >= {t:g}", mask=t) for t in (3.0, 4.0, 5.0)]
     if dates:
         out += [Variant("no date in BM25", dates="none"), Variant("day, month and year in BM25", dates="day")]
+    if meaning:
+        out += [Variant(f"words by meaning, cos >= {t:g}, weight {w:g}, {m} each{', absent words' if a else ''}",
+                        meaning=(t, w, m, a))
+                for t, w, m, a in ((0.6, 0.5, 3, False), (0.5, 0.5, 3, False), (0.6, 0.3, 3, False),
+                                   (0.5, 0.5, 3, True))]  # fmt: skip
+        out += [Variant(f"thesaurus, cos >= {t:g}, weight {w:g}, {m} each", meaning=(t, w, m, False), thesaurus="present")
+                for t, w, m in ((0.7, 0.5, 3), (0.6, 0.5, 3), (0.5, 0.5, 3), (0.6, 0.3, 3))]
+        out += [Variant("thesaurus, cos >= 0.5, weight 0.5, 3 each, had or not", meaning=(0.5, 0.5, 3, False),
+                        thesaurus="any")]
     return out
 
 
@@ -330,11 +345,23 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
     from . import levers
 
     scores = {id(q): corpora[corpus_of(qs, q)].bm25.scores(q.text) for qs in sets for q in qs.queries}
+    near: dict[str, levers.MeaningTerms] = {}
+    if any(v.meaning for v in variants):
+        from .lab_corpus import embed_cached
+
+        words = list(dict.fromkeys(w for qs in sets for q in qs.queries for w in levers.words_of(q.text)))
+        word_vectors = dict(zip(words, embed_cached(models, words, "query-words"), strict=True))
+        near = {key: levers.MeaningTerms(c, models, word_vectors) for key, c in corpora.items()}
+        thesaurus = levers.Thesaurus(models, word_vectors, Path(models.embedder_dir) / "tokenizer.json")
 
     def pool(qs: QuerySet, q, v, var: Variant, mv) -> fusion.Pool:
         c = corpora[corpus_of(qs, q)]
         k1, b = var.bm25 or (None, None)
         bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_dated(var.dates).scores(q.text, k1=k1, b=b)
+        if var.meaning is not None:
+            extra = (thesaurus.extra(c, q.text, *var.meaning, present_only=var.thesaurus == "present") if var.thesaurus
+                     else near[corpus_of(qs, q)].extra(q.text, *var.meaning))  # fmt: skip
+            bm = c.bm25.scores(q.text, extra=extra)
         p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)
         if var.prf is not None:   # pseudo-relevance feedback on the dense leg
             top = rank(qs, p, cfg, c)[:var.prf[0]]
@@ -414,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bm25-grid", action="store_true", help="BM25's k1 and b")
     ap.add_argument("--masked", action="store_true", help="cosines averaged with the query's without its rare words")
     ap.add_argument("--dates", action="store_true", help="the turn's date in BM25's documents: none, or with the day")
+    ap.add_argument("--meaning", action="store_true", help="BM25 also asks for the corpus's words nearest the query's")
     ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
@@ -428,10 +456,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.sweep:
         print(sweep(sets, corpora, grid()))
         return 0
-    if args.keys or args.bm25_grid or args.masked or args.dates:
+    if args.keys or args.bm25_grid or args.masked or args.dates or args.meaning:
         if args.source != "lab":
-            ap.error("--keys, --bm25-grid, --masked and --dates need --source lab (the lab's vectors and BM25)")
-        variants = lab_variants(corpora, models, args.keys, args.bm25_grid, args.masked, args.dates)
+            ap.error("--keys, --bm25-grid, --masked, --dates and --meaning need --source lab (the lab's vectors and BM25)")
+        variants = lab_variants(corpora, models, args.keys, args.bm25_grid, args.masked, args.dates, args.meaning)
         md, rows = variants_table(sets, corpora, variants, ENGINE, models)
         print(md)
         LAB_OUT.mkdir(parents=True, exist_ok=True)

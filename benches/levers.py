@@ -8,15 +8,17 @@ the second hop, nothing at query time for extra keys (more vectors per row at in
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 
 from .fusion import ENGINE_ID_BONUS, ENGINE_NORM, Pool, score_fusion
 from .lab_corpus import Corpus
-from .lexical import K1, analyse, query_terms
+from .lexical import K1, _split, analyse, query_terms
 
 # ---------------------------------------------------------------------------------------------------
 # Keys: the texts a row can be embedded as, besides its own.
@@ -74,6 +76,101 @@ def expansion_terms(corpus: Corpus, rows: list[int], query: str, terms: int, min
     best = sorted(scored.items(), key=lambda x: (-x[1], x[0]))[:terms]
     top = best[0][1] if best else 1.0
     return {t: s / top for t, s in best}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Query terms by meaning: BM25 also asks for the corpus's words nearest each query word in the embedder's
+# space ("ticket" -> "incident"), so a synonym the dense leg misses can still match a word.
+
+def words_of(text: str) -> list[str]:
+    """The plain alphabetic words of a text, lower-cased, each once (what a term's surface form can be)."""
+    return list(dict.fromkeys(w.lower() for w in _split(text) if w.isalpha() and w.isascii() and len(w) >= 3))
+
+
+def vocabulary(corpus: Corpus) -> dict[str, str]:
+    """Each BM25 term of the corpus as a word one can embed: term -> its commonest surface form."""
+    counts: Counter[str] = Counter()
+    for r in corpus.rows:
+        counts.update(w.lower() for w in _split(r.text) if w.isalpha() and w.isascii() and len(w) >= 3)
+    out: dict[str, str] = {}
+    for w, _ in counts.most_common():
+        for t in analyse(w):
+            out.setdefault(t, w)
+    return out
+
+
+class MeaningTerms:
+    """The corpus's words nearest a query's words (cosine of the words embedded alone)."""
+
+    def __init__(self, corpus: Corpus, models, word_vectors: dict[str, np.ndarray]):
+        from .lab_corpus import embed_cached
+
+        vocab = vocabulary(corpus)
+        self.terms = list(vocab)
+        v = embed_cached(models, [vocab[t] for t in self.terms], f"{corpus.name}-vocab")
+        self.vectors = v / np.linalg.norm(v, axis=1, keepdims=True)
+        self.word_vectors = word_vectors
+        self.corpus = corpus
+
+    def extra(self, query: str, tau: float, weight: float, per_word: int, absent_only: bool) -> dict[str, float]:
+        have = set(query_terms(query))
+        out: dict[str, float] = {}
+        for w in words_of(query):
+            stems = analyse(w)
+            if not stems or (absent_only and stems[0] in self.corpus.bm25.postings):
+                continue
+            v = self.word_vectors[w]
+            sims = self.vectors @ (v / np.linalg.norm(v))
+            for i in np.argsort(-sims)[:per_word + 1]:
+                t, sim = self.terms[int(i)], float(sims[int(i)])
+                if sim >= tau and t not in have and not t.isdigit():
+                    out[t] = max(out.get(t, 0.0), weight * sim)
+        return out
+
+
+class Thesaurus:
+    """The same from a fixed word list instead of the corpus's words: the embedder's own whole-word tokens
+    (about 21,000 for MiniLM's WordPiece), embedded once per model, so nothing is embedded per memory. A
+    query word's nearest list words are kept when the memory has their term."""
+
+    def __init__(self, models, word_vectors: dict[str, np.ndarray], tokenizer_json: Path):
+        from .lab_corpus import embed_cached
+
+        vocab = json.loads(Path(tokenizer_json).read_text())["model"]["vocab"]
+        self.words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3]
+        v = embed_cached(models, self.words, "wordpiece-words")
+        self.vectors = v / np.linalg.norm(v, axis=1, keepdims=True)
+        self.word_vectors = word_vectors
+        self._near: dict[str, list[tuple[str, float]]] = {}
+
+    def near(self, word: str, n: int = 10) -> list[tuple[str, float]]:
+        """The `n` list words nearest `word` (itself aside), as BM25 terms with their cosine."""
+        if word not in self._near:
+            v = self.word_vectors[word]
+            sims = self.vectors @ (v / np.linalg.norm(v))
+            out = []
+            for i in np.argsort(-sims)[:n + 1]:
+                w = self.words[int(i)]
+                if w != word and (t := analyse(w)):
+                    out.append((t[0], float(sims[int(i)])))
+            self._near[word] = out
+        return self._near[word]
+
+    def extra(self, corpus: Corpus, query: str, tau: float, weight: float, per_word: int, absent_only: bool,
+              present_only: bool = True) -> dict[str, float]:  # fmt: skip
+        """`present_only`: the nearest words the memory has (False: the list's nearest, had or not, which
+        needs no look at the memory's terms, as a query through Lance's own index could not)."""
+        have = set(query_terms(query))
+        out: dict[str, float] = {}
+        for w in words_of(query):
+            stems = analyse(w)
+            if not stems or (absent_only and stems[0] in corpus.bm25.postings):
+                continue
+            kept = [(t, sim) for t, sim in self.near(w) if sim >= tau and t not in have
+                    and (t in corpus.bm25.postings or not present_only)]  # fmt: skip
+            for t, sim in kept[:per_word]:
+                out[t] = max(out.get(t, 0.0), weight * sim)
+        return out
 
 
 def rocchio(corpus: Corpus, qv: np.ndarray, rows: list[int], beta: float) -> np.ndarray:
