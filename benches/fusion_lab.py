@@ -284,8 +284,9 @@ class Variant:
                                              # its words of idf >= mask (what BM25 matches: names, identifiers)
     dates: str = "month"                     # the turn's date in BM25's documents (`lexical.month_words`)
     meaning: tuple[float, float, int, bool] | None = None  # BM25 also asks for the corpus's words nearest each
-                                             # query word: (min cosine, weight, words per word, only for
-                                             # query words the corpus lacks) (`levers.MeaningTerms`)
+                                             # query word: (min cosine, weight, words per word (0: every one
+                                             # of the nearest 10), only for query words the corpus lacks)
+                                             # (`levers.MeaningTerms`)
     thesaurus: str = ""                      # those words from the embedder's word list (`levers.Thesaurus`):
                                              # "present" the nearest the memory has, "any" the nearest
 
@@ -327,6 +328,9 @@ def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: boo
                 for t, w, m in ((0.7, 0.5, 3), (0.6, 0.5, 3), (0.5, 0.5, 3), (0.6, 0.3, 3))]
         out += [Variant("thesaurus, cos >= 0.5, weight 0.5, 3 each, had or not", meaning=(0.5, 0.5, 3, False),
                         thesaurus="any")]
+        out += [Variant(f"thesaurus, cos >= {t:g}, weight {w:g}, all of the nearest 10", meaning=(t, w, 0, False),
+                        thesaurus="any")
+                for t, w in ((0.5, 0.5), (0.55, 0.5), (0.5, 0.4))]
     return out
 
 

@@ -168,7 +168,7 @@ class Thesaurus:
                 continue
             kept = [(t, sim) for t, sim in self.near(w) if sim >= tau and t not in have
                     and (t in corpus.bm25.postings or not present_only)]  # fmt: skip
-            for t, sim in kept[:per_word]:
+            for t, sim in (kept if per_word == 0 else kept[:per_word]):
                 out[t] = max(out.get(t, 0.0), weight * sim)
         return out
 
