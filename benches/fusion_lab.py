@@ -288,7 +288,8 @@ class Variant:
                                              # of the nearest 10), only for query words the corpus lacks)
                                              # (`levers.MeaningTerms`)
     thesaurus: str = ""                      # those words from the embedder's word list (`levers.Thesaurus`):
-                                             # "present" the nearest the memory has, "any" the nearest
+                                             # "present" the nearest the memory has, "any" the nearest,
+                                             # "listed" the nearest of query words on the list only (a table)
 
 
 def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: bool, masked: bool,
@@ -331,6 +332,10 @@ def lab_variants(corpora: dict[str, Corpus], models, keys: str | None, bm25: boo
         out += [Variant(f"thesaurus, cos >= {t:g}, weight {w:g}, all of the nearest 10", meaning=(t, w, 0, False),
                         thesaurus="any")
                 for t, w in ((0.5, 0.5), (0.55, 0.5), (0.5, 0.4))]
+        # The kept form (`thesaurus.rs`): a table per model, so only the query's words on the list expand.
+        out += [Variant(f"thesaurus table, cos >= {t:g}, weight {w:g}, all of the nearest 10", meaning=(t, w, 0, False),
+                        thesaurus="listed")
+                for t, w in ((0.5, 0.5), (0.55, 0.5))]
     return out
 
 
@@ -363,7 +368,8 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
         k1, b = var.bm25 or (None, None)
         bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_dated(var.dates).scores(q.text, k1=k1, b=b)
         if var.meaning is not None:
-            extra = (thesaurus.extra(c, q.text, *var.meaning, present_only=var.thesaurus == "present") if var.thesaurus
+            extra = (thesaurus.extra(c, q.text, *var.meaning, present_only=var.thesaurus == "present",
+                                     listed_only=var.thesaurus == "listed") if var.thesaurus
                      else near[corpus_of(qs, q)].extra(q.text, *var.meaning))  # fmt: skip
             bm = c.bm25.scores(q.text, extra=extra)
         p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)

@@ -138,6 +138,7 @@ class Thesaurus:
 
         vocab = json.loads(Path(tokenizer_json).read_text())["model"]["vocab"]
         self.words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3]
+        self.listed = set(self.words)
         v = embed_cached(models, self.words, "wordpiece-words")
         self.vectors = v / np.linalg.norm(v, axis=1, keepdims=True)
         self.word_vectors = word_vectors
@@ -157,14 +158,14 @@ class Thesaurus:
         return self._near[word]
 
     def extra(self, corpus: Corpus, query: str, tau: float, weight: float, per_word: int, absent_only: bool,
-              present_only: bool = True) -> dict[str, float]:  # fmt: skip
+              present_only: bool = True, listed_only: bool = False) -> dict[str, float]:  # fmt: skip
         """`present_only`: the nearest words the memory has (False: the list's nearest, had or not, which
         needs no look at the memory's terms, as a query through Lance's own index could not)."""
         have = set(query_terms(query))
         out: dict[str, float] = {}
         for w in words_of(query):
             stems = analyse(w)
-            if not stems or (absent_only and stems[0] in corpus.bm25.postings):
+            if not stems or (absent_only and stems[0] in corpus.bm25.postings) or (listed_only and w not in self.listed):
                 continue
             kept = [(t, sim) for t, sim in self.near(w) if sim >= tau and t not in have
                     and (t in corpus.bm25.postings or not present_only)]  # fmt: skip

@@ -233,6 +233,33 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+def read_thesaurus(path) -> dict[str, list[tuple[str, float]]]:
+    """`thesaurus::Thesaurus::parse`: a model's `thesaurus.tsv`, near words by word, nearest first."""
+    table: dict[str, list[tuple[str, float]]] = {}
+    for line in open(path, encoding="utf-8").read().splitlines():
+        word, *fields = line.split("\t")
+        if word.strip():
+            table[word.strip().lower()] = [(f.rsplit(":", 1)[0], float(f.rsplit(":", 1)[1])) for f in fields]
+    return table
+
+
+def near_terms(table: dict[str, list[tuple[str, float]]], query: str, min_cosine: float = 0.55,
+               weight: float = 0.5) -> dict[str, float]:  # fmt: skip
+    """`thesaurus::Thesaurus::expand`: the BM25 terms of the near words of the query's words (plain ASCII words
+    of three letters or more, not stop words) with their weights, none the query has."""
+    have = set(query_terms(query))
+    out: dict[str, float] = {}
+    words = dict.fromkeys(w.lower() for w in _split(query) if len(w) >= 3 and w.isascii() and w.isalpha())
+    for w in words:
+        if w not in table or not analyse(w):
+            continue
+        for near, cos in table[w]:
+            terms = analyse(fts_query(near))
+            if cos >= min_cosine and terms and terms[0] not in have:
+                out[terms[0]] = max(out.get(terms[0], 0.0), weight * cos)
+    return out
+
+
 def tail_at_word(text: str, limit: int = CONTEXT_CHARS) -> str:
     """`chunk::tail_at_word`: the last `limit` characters, starting at a word."""
     if len(text) <= limit:

@@ -7,7 +7,8 @@ the `dist` wheel) or two models can be measured back to back by whichever Python
 
 `--dated YEAR` also asks each question with " in <month> YEAR" appended (months in turn), alternating with the
 question as asked, and reports both: what naming a month and a year costs (BM25 indexes each passage with its
-turn's month and year, and a year's postings hold most passages).
+turn's month and year, and a year's postings hold most passages). `--near-words` also asks each question with
+`near_words=False`, alternated: what BM25's near words cost (`thesaurus`; the embedder must have a table).
 """
 
 from __future__ import annotations
@@ -26,21 +27,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default=None)
     ap.add_argument("--calls", type=int, default=300)
     ap.add_argument("--dated", type=int, metavar="YEAR", help="also ask each question naming a month of YEAR")
+    ap.add_argument("--near-words", action="store_true", help="also ask each question without BM25's near words")
     args = ap.parse_args(argv)
     import funes_py
     from funes_py import Engine, Models
 
     qs = [json.loads(line)["long"] for line in open(args.questions, encoding="utf-8") if line.strip()]
-    sets = {"as asked": qs}
+    sets = {"as asked": (qs, {})}
     if args.dated:
-        sets["naming a month"] = [f"{q.rstrip('?')} in {calendar.month_name[i % 12 + 1]} {args.dated}?" for i, q in enumerate(qs)]
+        sets["naming a month"] = ([f"{q.rstrip('?')} in {calendar.month_name[i % 12 + 1]} {args.dated}?" for i, q in enumerate(qs)], {})
+    if args.near_words:
+        sets["without near words"] = (qs, {"near_words": False})
     eng = Engine(args.memory, Models.load(embedder=args.embedder))
     eng.recall(qs[0], k=8)
     ms: dict[str, list[float]] = {name: [] for name in sets}
     for i in range(args.calls):
-        for name, asked in sets.items():   # alternated, so both see the same machine
+        for name, (asked, opts) in sets.items():   # alternated, so both see the same machine
             t = time.perf_counter()
-            eng.recall(asked[i % len(asked)], k=8)
+            eng.recall(asked[i % len(asked)], k=8, **opts)
             ms[name].append((time.perf_counter() - t) * 1000)
     for name, xs in ms.items():
         xs.sort()

@@ -22,15 +22,16 @@ from pathlib import Path
 
 NAME = "funes_py_minilm_int8"
 DIST = "funes-py-minilm-int8"
-# Follows quantize.RECIPE's revision: a new recipe makes other vectors, hence another version.
-VERSION = "2.0.0"
-FILES = ("model.onnx", "tokenizer.json", "funes_model.json")
+# Follows quantize.RECIPE's revision: a new recipe makes other vectors, hence another major version. 2.1: the
+# model's near words (`funes_py.convert.thesaurus`), which BM25 also asks for.
+VERSION = "2.1.0"
+FILES = ("model.onnx", "tokenizer.json", "funes_model.json", "thesaurus.tsv")
 # The model card (licence: apache-2.0) and an Apache-2.0 text, as the model's licence asks.
 APACHE_CANDIDATES = ("LICENSE.APACHE", "LICENSE_Apache_20", "LICENSE")
 
 INIT = '''"""all-MiniLM-L6-v2 (Apache-2.0, sentence-transformers) quantised to int8 for funes_py: data only.
 
-`MODEL_DIR` is a ready funes_py model directory (model.onnx, tokenizer.json, funes_model.json).
+`MODEL_DIR` is a ready funes_py model directory (model.onnx, tokenizer.json, funes_model.json, thesaurus.tsv).
 """
 
 from pathlib import Path
@@ -57,11 +58,16 @@ def _record_line(arc: str, data: bytes) -> str:
 
 
 def build(out: Path) -> Path:
-    from funes_py.convert import registry
+    from funes_py.convert import registry, thesaurus
 
     with tempfile.TemporaryDirectory(prefix="funes-model-wheel-") as tmp:
         os.environ["FUNES_MODELS_DIR"] = tmp  # read at each call (funes_py.config.settings)
-        model_dir = registry._quantized_default()
+        built = registry._quantized_default()   # the installed companion's model when there is one
+        model_dir = Path(tmp) / "model"
+        model_dir.mkdir()
+        for f in (f for f in FILES if f != thesaurus.FILE):
+            (model_dir / f).write_bytes((built / f).read_bytes())
+        thesaurus.write(model_dir)   # from the model itself, into the copy (never into an installed package)
         card = registry.default_embedder_dir() / "README.md"
         entries: list[tuple[str, bytes]] = [(f"{NAME}/__init__.py", INIT.encode())]
         entries += [(f"{NAME}/model/{f}", (model_dir / f).read_bytes()) for f in FILES]

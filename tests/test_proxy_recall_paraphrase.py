@@ -1,5 +1,6 @@
 """Done-when 4: a value planted 20 turns earlier, asked for in other words, is in recall(query)'s top 3 with
-hybrid recall, while the BM25 leg alone misses it (the known implementation's archive search is lexical).
+hybrid recall, while BM25 over the words as asked misses it (the known implementation's archive search is
+lexical; funes_py's own BM25 also asks for the embedder's near words, which can find it there too).
 
 The proxy's tool is driven by the scripted engine (the test double); the lexical comparison runs the same
 query on the same memory through the engine's public API with legs="bm25"."""
@@ -47,7 +48,8 @@ def test_paraphrase_found_by_hybrid_recall_and_missed_by_bm25(tmp_path, models):
                                                      sessions=[conv]) if "Staging environment" in h.text)  # fmt: skip
     assert needle_id in ids[:3], f"hybrid recall through the proxy missed the paraphrase: {result[:800]}"
     assert NEEDLE_VALUE in result and NEEDLE_OUTPUT.splitlines()[1] in result
-    lexical = eng.recall(PARAPHRASE, k=3, neighbors=0, legs="bm25", sessions=[conv])
+    # The known implementation's search: BM25 over the words as asked (no near words, `thesaurus`).
+    lexical = eng.recall(PARAPHRASE, k=3, neighbors=0, legs="bm25", sessions=[conv], near_words=False)
     assert needle_id not in [h.turn_uuid for h in lexical], "the paraphrase shares no word: BM25 must miss it"
     hybrid = eng.recall(PARAPHRASE, k=3, neighbors=0, sessions=[conv], identifier_guard=True, min_similarity=0.2)
     assert needle_id in [h.turn_uuid for h in hybrid]

@@ -109,5 +109,10 @@ class Models:
         """Raw cross-encoder logits, one per passage (needs a reranker)."""
         return self._inner.rerank_scores(query, list(passages))
 
+    def near_words(self, query: str) -> list[tuple[str, str, float]]:
+        """The near words BM25 also asks for with ``query`` (the embedder's ``thesaurus.tsv``; none without
+        one): (word, BM25 term, weight), a query's own words weighing 1."""
+        return self._inner.near_words(query)
+
     def __repr__(self) -> str:
         return f"Models(embedder={self.embedder_stamp!r}, dim={self.dim}, reranker={self.reranker_name!r})"

@@ -57,7 +57,9 @@ class RecallOptions:
     * ``now`` pins the reference time of recency (benchmarks); ``legs`` "dense" or "bm25" alone (for
       comparisons); ``dense_weight`` the dense leg's weight in the fusion; ``exact``: exact vector search
       on Lance instead of the resident copy; ``keep_repeats``: every copy of a passage said more than once
-      (default: the best-ranked copy of each text, case and spacing aside, stands for the others).
+      (default: the best-ranked copy of each text, case and spacing aside, stands for the others);
+      ``near_words``: BM25 also asks for the embedder's near words of the query's words, weighted below
+      them (the model's ``thesaurus.tsv``; nothing changes for a model without one).
     """
 
     k: int = _funes.DEFAULT_K
@@ -80,6 +82,7 @@ class RecallOptions:
     dense_weight: float = _funes.DEFAULT_DENSE_WEIGHT
     exact: bool = False
     keep_repeats: bool = False
+    near_words: bool = True
 
     def __post_init__(self) -> None:
         # Normalised once, here, so the binding reads plain values: ISO text and tuples.

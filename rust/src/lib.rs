@@ -25,6 +25,7 @@
 //! | 4     | `resident`  | a warm memory's copy in RAM: packed rows, int8 codes, BM25 postings | yes |
 //! | 4     | `inference` | the embedder and the reranker; the only module naming `ort`/`tokenizers` | no |
 //! | 3     | `record`    | a chunk as stored (`StoredChunk`): fields, time, vector, BM25 context | yes   |
+//! | 3     | `thesaurus` | a model's near words, which BM25 also asks for (weighted)           | yes   |
 //! | 2     | `chunk`     | render blocks, split ~1,200 chars, stable ids, stitch splits back    | yes   |
 //! | 2     | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens   | yes   |
 //! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes (+ file walk) |
@@ -71,6 +72,7 @@ pub mod resident;
 pub mod runtime;
 pub mod search;
 pub mod store;
+pub mod thesaurus;
 pub mod time;
 
 #[cfg(feature = "python")]

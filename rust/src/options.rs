@@ -93,7 +93,17 @@ pub struct RecallOptions {
     /// Return every copy of a passage said more than once. Off: the best-ranked copy of each text (after
     /// recency, so the latest of equals) stands for the others (`search::repeats`).
     pub keep_repeats: bool,
+    /// BM25 also asks for the near words of the query's words (`thesaurus`: the embedder's table, weighted
+    /// `NEAR_WORD_WEIGHT` × cosine, from `NEAR_WORD_MIN_COSINE`). Nothing changes with an embedder without one.
+    pub near_words: bool,
 }
+
+/// The least cosine of a near word BM25 asks for (`thesaurus::Thesaurus::expand`), and the weight of a near
+/// word of cosine 1 against a query word's 1. Chosen in the fusion lab on its tuning sets: the least
+/// cosine at which no tuning set lost a question (0.5 cost one), `benches/fusion_lab.py --meaning`; figures
+/// in `benches/RESULTS.md`.
+pub const NEAR_WORD_MIN_COSINE: f32 = 0.55;
+pub const NEAR_WORD_WEIGHT: f32 = 0.5;
 
 /// The search legs of a recall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -142,6 +152,7 @@ impl Default for RecallOptions {
             dense_weight: DEFAULT_DENSE_WEIGHT,
             exact: false,
             keep_repeats: false,
+            near_words: true,
         }
     }
 }

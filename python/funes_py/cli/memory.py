@@ -38,6 +38,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     s.add_argument("--harness", action="append", dest="harnesses", help="only turns of this harness (repeatable)")
     s.add_argument("--min-similarity", type=float)
     s.add_argument("--keep-repeats", action="store_true", help="every copy of a passage said more than once")
+    s.add_argument("--no-near-words", dest="near_words", action="store_false",
+                   help="BM25 asks for the query's own words only, not the embedder's near words too")  # fmt: skip
     s.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None)
     s.add_argument("--reranker", help="cross-encoder model directory or cached name")
     s.add_argument("query", nargs="*")
@@ -129,7 +131,7 @@ def _recall(args: argparse.Namespace, eng: Any) -> tuple[Any, str]:
         k=args.k, candidates=args.candidates, half_life_days=args.half_life, neighbors=args.neighbors,
         since=args.since, until=args.until, sessions=args.sessions, roles=args.roles,
         block_types=args.block_types, harnesses=args.harnesses, min_similarity=args.min_similarity,
-        rerank=args.rerank, keep_repeats=args.keep_repeats,
+        rerank=args.rerank, keep_repeats=args.keep_repeats, near_words=args.near_words,
     )  # fmt: skip
     hits = eng.recall(" ".join(args.query).strip(), opts)
     return hits, format_hits(hits) + ("" if hits else "\n")

@@ -19,7 +19,7 @@ pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
 pub use crate::ingest::BadLine;
 pub use crate::options::{
     EngineOptions, Legs, OnModelMismatch, RecallOptions, ANSWER_FLOOR_BASE_ROWS, DEFAULT_CANDIDATES, DEFAULT_DENSE_WEIGHT,
-    DEFAULT_GET_WINDOW, DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT,
+    DEFAULT_GET_WINDOW, DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT,
 };
 pub use crate::search::{Hit, Neighbor, TurnText};
 pub use crate::time::parse_bound;

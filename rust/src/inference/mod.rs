@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::thesaurus::{self, Thesaurus};
 
 static ORT_INIT: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
 
@@ -56,6 +57,8 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {
 pub struct Models {
     pub embedder: Embedder,
     pub reranker: Option<CrossEncoder>,
+    /// The embedder's near words (`thesaurus.tsv` beside it); empty when its directory has none.
+    pub thesaurus: Thesaurus,
 }
 
 impl Models {
@@ -65,7 +68,13 @@ impl Models {
     pub fn load(embedder_dir: &Path, reranker_dir: Option<&Path>, pool: usize, query_threads: usize) -> Result<Self> {
         let embedder = Embedder::load(embedder_dir, pool, query_threads)?;
         let reranker = reranker_dir.map(|d| CrossEncoder::load(d, cores())).transpose()?;
-        Ok(Self { embedder, reranker })
+        let table = embedder_dir.join(thesaurus::FILE);
+        let thesaurus = match std::fs::read_to_string(&table) {
+            Ok(text) => Thesaurus::parse(&text)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Thesaurus::default(),
+            Err(e) => return Err(Error::io(format!("reading {}", table.display()), e)),
+        };
+        Ok(Self { embedder, reranker, thesaurus })
     }
 
     /// Raw cross-encoder logits for (query, passage) pairs; an error when no reranker is loaded.

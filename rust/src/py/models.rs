@@ -76,6 +76,13 @@ impl Models {
         matrix(py, rows, self.inner.embedder.dim())
     }
 
+    /// The near words BM25 also asks for with `query` (`thesaurus`): (word, BM25 term, weight), in order.
+    fn near_words(&self, py: Python<'_>, query: String) -> Vec<(String, String, f32)> {
+        let models = self.inner.clone();
+        let near = py.detach(|| models.thesaurus.expand(&query, core::NEAR_WORD_MIN_COSINE, core::NEAR_WORD_WEIGHT));
+        near.into_iter().map(|n| (n.word, n.term, n.weight)).collect()
+    }
+
     /// Raw cross-encoder logits for (query, passage) pairs.
     fn rerank_scores(&self, py: Python<'_>, query: String, passages: Vec<String>) -> PyResult<Vec<f32>> {
         let models = self.inner.clone();

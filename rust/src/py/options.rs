@@ -29,6 +29,7 @@ pub(super) struct RecallArgs {
     dense_weight: f64,
     exact: bool,
     keep_repeats: bool,
+    near_words: bool,
 }
 
 fn bound(s: Option<String>, upper: bool) -> PyResult<Option<i64>> {
@@ -58,6 +59,7 @@ impl RecallArgs {
             dense_weight: self.dense_weight,
             exact: self.exact,
             keep_repeats: self.keep_repeats,
+            near_words: self.near_words,
         })
     }
 }

@@ -119,7 +119,7 @@ impl Bm25Index {
     /// document can enter the top, and the remaining lists only add to documents already found. Korean and
     /// Japanese queries are many character bigrams, some in most documents (particles such as `에서`): walking
     /// those lists in full was most of a recall's search time.
-    pub fn top(&self, query: &[String], n: usize, allow: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
+    pub fn top(&self, query: &[(String, f32)], n: usize, allow: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
         let docs = self.len();
         if docs == 0 || n == 0 {
             return Vec::new();
@@ -127,10 +127,10 @@ impl Bm25Index {
         let avgdl = self.total_len as f32 / docs as f32;
         let mut lists: Vec<(&[(u32, u32)], f32)> = query
             .iter()
-            .filter_map(|t| self.terms.get(t))
-            .map(|&id| {
+            .filter_map(|(t, weight)| Some((self.terms.get(t)?, weight)))
+            .map(|(&id, weight)| {
                 let list = self.postings[id as usize].as_slice();
-                (list, idf(list.len(), docs) * (K1 + 1.0))
+                (list, weight * idf(list.len(), docs) * (K1 + 1.0))
             })
             .collect();
         lists.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -180,22 +180,23 @@ impl Bm25Index {
 
     /// The BM25 score of each of `docs` for the query terms (0 for a document sharing no term), exactly as
     /// `top` computes it: fusion needs the score of passages only the dense leg found.
-    pub fn scores(&self, query: &[String], docs: &[usize]) -> Vec<f32> {
+    pub fn scores(&self, query: &[(String, f32)], docs: &[usize]) -> Vec<f32> {
         let total = self.len();
         if total == 0 {
             return vec![0.0; docs.len()];
         }
         let avgdl = self.total_len as f32 / total as f32;
-        let lists: Vec<&Vec<(u32, u32)>> = query.iter().filter_map(|t| self.terms.get(t)).map(|&id| &self.postings[id as usize]).collect();
+        let lists: Vec<(&Vec<(u32, u32)>, f32)> =
+            query.iter().filter_map(|(t, weight)| Some((&self.postings[*self.terms.get(t)? as usize], *weight))).collect();
         docs.iter()
             .map(|&d| {
                 let norm = K1 * (1.0 - B + B * self.doc_len[d] as f32 / avgdl);
                 lists
                     .iter()
-                    .filter_map(|list| {
+                    .filter_map(|(list, weight)| {
                         let i = list.binary_search_by_key(&(d as u32), |&(doc, _)| doc).ok()?;
                         let tf = list[i].1 as f32;
-                        Some(idf(list.len(), total) * (K1 + 1.0) * tf / (tf + norm))
+                        Some(weight * idf(list.len(), total) * (K1 + 1.0) * tf / (tf + norm))
                     })
                     .sum()
             })
@@ -211,6 +212,11 @@ mod tests {
         s.split_whitespace().map(String::from).collect()
     }
 
+    /// A query's terms, each weighing 1.
+    fn q(s: &str) -> Vec<(String, f32)> {
+        s.split_whitespace().map(|t| (t.to_string(), 1.0)).collect()
+    }
+
     #[test]
     fn rare_terms_and_repeats_rank_higher() {
         let mut ix = Bm25Index::default();
@@ -218,14 +224,14 @@ mod tests {
         ix.push(&terms("pump motor"));
         ix.push(&terms("pump seal seal"));
         ix.push(&terms("weather talk"));
-        let top = ix.top(&terms("seal"), 10, &|_| true);
+        let top = ix.top(&q("seal"), 10, &|_| true);
         assert_eq!(top.iter().map(|x| x.0).collect::<Vec<_>>(), vec![2, 0]);
         assert!(top[0].1 > top[1].1);
         // "pump" is in three of four documents: it matches, but weighs less than "seal".
-        let both = ix.top(&terms("pump seal"), 10, &|_| true);
+        let both = ix.top(&q("pump seal"), 10, &|_| true);
         assert_eq!(both.len(), 3);
         assert_eq!(both[2].0, 1);
-        assert!(ix.top(&terms("absent"), 10, &|_| true).is_empty());
+        assert!(ix.top(&q("absent"), 10, &|_| true).is_empty());
     }
 
     #[test]
@@ -233,7 +239,7 @@ mod tests {
         let mut ix = Bm25Index::default();
         ix.push(&terms("a b"));
         ix.push(&terms("b c d e"));
-        let s = ix.top(&terms("a"), 1, &|_| true)[0].1;
+        let s = ix.top(&q("a"), 1, &|_| true)[0].1;
         // N = 2, n = 1, dl = 2, avgdl = 3.
         let expected = idf(1, 2) * 2.2 * 1.0 / (1.0 + 1.2 * (0.25 + 0.75 * 2.0 / 3.0));
         assert!((s - expected).abs() < 1e-6);
@@ -245,10 +251,10 @@ mod tests {
         for d in ["pump seal leak", "seal", "motor bearing", "pump pump motor"] {
             idx.push(&terms(d));
         }
-        let q = terms("pump seal");
-        let top = idx.top(&q, 10, &|_| true);
+        let query = q("pump seal");
+        let top = idx.top(&query, 10, &|_| true);
         let docs: Vec<usize> = top.iter().map(|&(d, _)| d).chain([2]).collect();
-        let scores = idx.scores(&q, &docs);
+        let scores = idx.scores(&query, &docs);
         for (&(_, want), got) in top.iter().zip(&scores) {
             assert!((want - got).abs() < 1e-6, "{want} vs {got}");
         }
@@ -285,8 +291,13 @@ mod tests {
         for q in 0..200 {
             // Half the queries in natural proportions, half of terms of middling frequency, where a document
             // with several of the commoner terms can outrank one with only the rarest.
-            let query: Vec<String> =
-                (0..2 + q % 8).map(|_| if q % 2 == 0 { word(next(1_000_000_000)) } else { format!("t{}", 3 + next(40)) }).collect();
+            // Every third query also weighs its terms below 1, as near words are (`thesaurus`).
+            let mut query: Vec<(String, f32)> = Vec::new();
+            for _ in 0..2 + q % 8 {
+                let t = if q % 2 == 0 { word(next(1_000_000_000)) } else { format!("t{}", 3 + next(40)) };
+                let weight = if q % 3 == 1 { 0.2 + next(80) as f32 / 100.0 } else { 1.0 };
+                query.push((t, weight));
+            }
             assert!(!ix.top(&query, 1, &|_| true).is_empty(), "query {q} matches something");
             let n = [1, 8, 30, 100][q % 4];
             let allow = |d: usize| q % 3 != 0 || d.is_multiple_of(2);
@@ -306,12 +317,25 @@ mod tests {
     }
 
     #[test]
+    fn a_weighted_term_adds_its_weight_times_its_score() {
+        let mut ix = Bm25Index::default();
+        for d in ["choice made", "decision taken", "decision", "weather"] {
+            ix.push(&terms(d));
+        }
+        let own = ix.scores(&q("decision"), &[1])[0];
+        let near = ix.top(&[("choice".to_string(), 1.0), ("decision".to_string(), 0.37)], 10, &|_| true);
+        let got: std::collections::HashMap<usize, f32> = near.into_iter().collect();
+        assert!((got[&1] - 0.37 * own).abs() < 1e-6, "{got:?}");
+        assert!(got[&0] > got[&2], "the query's own word outweighs a near word: {got:?}");
+    }
+
+    #[test]
     fn filter_applies_before_the_limit() {
         let mut ix = Bm25Index::default();
         for _ in 0..5 {
             ix.push(&terms("x"));
         }
-        let top = ix.top(&terms("x"), 2, &|d| d >= 3);
+        let top = ix.top(&q("x"), 2, &|d| d >= 3);
         assert_eq!(top.iter().map(|x| x.0).collect::<Vec<_>>(), vec![3, 4]);
     }
 }

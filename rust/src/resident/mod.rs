@@ -27,9 +27,10 @@ pub fn code_query(v: &[f32]) -> CodedQuery {
     encode(v)
 }
 
-/// A query's BM25 terms, as the index analysed the documents: analyse once per recall, pass to both legs.
-pub fn query_terms(query: &str) -> Vec<String> {
-    with_bm25_analyzer(|a| a.query(query))
+/// A query's BM25 terms, as the index analysed the documents, each weighing 1 (near words weigh less, see
+/// `thesaurus`): analyse once per recall, pass to both legs.
+pub fn query_terms(query: &str) -> Vec<(String, f32)> {
+    with_bm25_analyzer(|a| a.query(query)).into_iter().map(|t| (t, 1.0)).collect()
 }
 
 /// The copy of a memory as of one Lance version.
@@ -156,12 +157,12 @@ impl Resident {
 
     /// BM25 leg: the `n` best rows for the query's terms (`query_terms`) that `admit` accepts, best first,
     /// with BM25 scores.
-    pub fn bm25(&self, terms: &[String], n: usize, admit: &dyn Fn(&RowView) -> bool) -> Vec<(usize, f32)> {
+    pub fn bm25(&self, terms: &[(String, f32)], n: usize, admit: &dyn Fn(&RowView) -> bool) -> Vec<(usize, f32)> {
         self.bm25.top(terms, n, &|i| admit(&self.rows.view(i)))
     }
 
     /// The BM25 scores of rows `rows` for the query's terms (0 where a row shares none of them).
-    pub fn bm25_scores(&self, terms: &[String], rows: &[usize]) -> Vec<f32> {
+    pub fn bm25_scores(&self, terms: &[(String, f32)], rows: &[usize]) -> Vec<f32> {
         self.bm25.scores(terms, rows)
     }
 

@@ -10,6 +10,7 @@ use crate::options::{Legs as LegChoice, RecallOptions};
 use crate::record::{RowView, StoredChunk};
 use crate::resident::{code_query, query_terms, Resident};
 use crate::store::{Filter, LegResult, Store};
+use crate::thesaurus::NearTerm;
 
 use super::fusion::identifier_share;
 
@@ -37,12 +38,21 @@ impl Legs {
     }
 }
 
+/// The BM25 terms of a query with their weights: its own (1 each) and its near words' (`thesaurus`).
+fn weighted_terms(query: &str, near: &[NearTerm]) -> Vec<(String, f32)> {
+    let mut terms = query_terms(query);
+    terms.extend(near.iter().map(|n| (n.term.clone(), n.weight)));
+    terms
+}
+
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
 /// `depth` deep; every passage of the union gets both scores exactly, and its share of the identifiers the
-/// query names (`wanted`).
+/// query names (`wanted`). `near`: the near words BM25 also asks for.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn resident_legs(
     r: &Resident,
     query: &str,
+    near: &[NearTerm],
     qv: &[f32],
     wanted: &[String],
     depth: usize,
@@ -52,7 +62,7 @@ pub(super) fn resident_legs(
     let cq = code_query(qv);
     let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
-    let terms = if which != LegChoice::Dense { query_terms(query) } else { Vec::new() };
+    let terms = if which != LegChoice::Dense { weighted_terms(query, near) } else { Vec::new() };
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
     let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
@@ -76,10 +86,12 @@ pub(super) fn resident_legs(
 /// overlaps the query embedding, which is CPU work on the calling thread. `None`: the memory has no data.
 /// Lance gives no BM25 score for a passage outside its BM25 list: 0 when the list is shorter than `depth`
 /// (every matching passage is in it), else the list's lowest score (an upper bound of the true one).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn lance_legs(
     store: &Store,
     models: &Models,
     query: &str,
+    near: &[NearTerm],
     wanted: &[String],
     depth: usize,
     filter: Filter,
@@ -87,7 +99,8 @@ pub(super) async fn lance_legs(
 ) -> Result<Option<Legs>> {
     let Some(searcher) = store.searcher().await? else { return Ok(None) };
     let join = |e: tokio::task::JoinError| Error::storage(format!("search task failed: {e}"));
-    let bm25_task = (opts.legs != LegChoice::Dense).then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), depth, filter.clone())));
+    let bm25_task = (opts.legs != LegChoice::Dense)
+        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), near_words(near), depth, filter.clone())));
     let qv = models.embedder.embed_query(query)?;
     let dense_task = (opts.legs != LegChoice::Bm25).then(|| tokio::spawn(searcher.dense(qv.clone(), depth, filter, opts.exact)));
     let dense = match dense_task {
@@ -109,6 +122,11 @@ pub(super) async fn lance_legs(
         rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25, identifiers });
     }
     Ok(Some(Legs { dense: dense_ids, bm25: bm25_ids, rows }))
+}
+
+/// The near words as Lance's query parser takes them: each word as written, with its weight.
+fn near_words(near: &[NearTerm]) -> Vec<(String, f32)> {
+    near.iter().map(|n| (n.word.clone(), n.weight)).collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

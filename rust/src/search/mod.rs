@@ -19,7 +19,7 @@ use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::{sigmoid, Models};
 use crate::memory::Memory;
-use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
+use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
@@ -61,12 +61,17 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
     // The memory's size sets the answer floor when it grows with it (on the Lance path it is counted only then).
     let grows = opts.answer_floor.is_some() && opts.answer_floor_per_decade != 0.0;
+    let near = if opts.near_words && opts.legs != LegChoice::Dense {
+        models.thesaurus.expand(query, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT)
+    } else {
+        Vec::new()
+    };
     let (legs, rows) = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            (resident_legs(&r, query, &qv, &wanted, depth, &filter, opts.legs), r.len())
+            (resident_legs(&r, query, &near, &qv, &wanted, depth, &filter, opts.legs), r.len())
         }
-        None => match lance_legs(memory.store(), models, query, &wanted, depth, filter, opts).await? {
+        None => match lance_legs(memory.store(), models, query, &near, &wanted, depth, filter, opts).await? {
             Some(l) => (l, if grows { memory.store().count(&Filter::default()).await? } else { 0 }),
             None => return Ok(Vec::new()),
         },

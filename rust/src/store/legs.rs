@@ -2,7 +2,7 @@
 //! each prefiltered by a `Filter`.
 
 use futures::TryStreamExt;
-use lancedb::index::scalar::FullTextSearchQuery;
+use lancedb::index::scalar::{BooleanQuery, FullTextSearchQuery, MatchQuery, Occur};
 use lancedb::query::{ExecutableQuery, QueryBase, Select};
 use lancedb::{DistanceType, Table};
 
@@ -57,16 +57,25 @@ impl Searcher {
         collect_leg(&batches, "_distance")
     }
 
-    /// BM25 leg over the `fts` column, prefiltered. A memory without an FTS index yet (its first write still
-    /// running, or every row forgotten) has no keyword matches.
-    pub async fn bm25(self, query: String, limit: usize, filter: Filter) -> Result<LegResult> {
+    /// BM25 leg over the `fts` column, prefiltered: the query's words, and `near` words each weighted (a
+    /// query word weighs 1; Lance sums the clauses' BM25 scores, each times its boost). A memory without an
+    /// FTS index yet (its first write still running, or every row forgotten) has no keyword matches.
+    pub async fn bm25(self, query: String, near: Vec<(String, f32)>, limit: usize, filter: Filter) -> Result<LegResult> {
         let t = self.0;
         if query.trim().is_empty() || !has_index(&t, "fts").await? {
             return Ok(LegResult::default());
         }
         let mut cols: Vec<&str> = ROW_COLUMNS.to_vec();
         cols.push("vector");
-        let fts = FullTextSearchQuery::new(query).with_column("fts".to_string())?;
+        let column = Some("fts".to_string());
+        let fts = if near.is_empty() {
+            FullTextSearchQuery::new(query).with_column("fts".to_string())?
+        } else {
+            let clause =
+                |terms: String, boost: f32| (Occur::Should, MatchQuery::new(terms).with_column(column.clone()).with_boost(boost).into());
+            let clauses = std::iter::once(clause(query, 1.0)).chain(near.into_iter().map(|(w, b)| clause(w, b)));
+            FullTextSearchQuery::new_query(BooleanQuery::new(clauses).into())
+        };
         let mut q = t.query().full_text_search(fts).limit(limit).select(Select::columns(&cols));
         if let Some(sql) = filter.to_sql() {
             q = q.only_if(sql);
