@@ -8,6 +8,7 @@
 //! separated, nearest first. A model without one expands nothing. Pure: parsing and expansion, no disk.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use crate::analyzer::with_bm25_analyzer;
 use crate::error::{Error, Result};
@@ -15,10 +16,13 @@ use crate::error::{Error, Result};
 /// The table's file name in a model directory.
 pub const FILE: &str = "thesaurus.tsv";
 
-/// Near words by word (lower case), nearest first.
+/// Near words by word (lower case), nearest first: the table's text, and where each word's fields lie in it.
+/// A table holds about 21,000 words and 200,000 fields; a question reads a few, so fields are parsed when read
+/// (`near`), not at load, where every one-shot process would pay for all of them.
 #[derive(Debug, Default, Clone)]
 pub struct Thesaurus {
-    near: HashMap<String, Vec<(String, f32)>>,
+    text: String,
+    fields: HashMap<String, Range<usize>>,
 }
 
 /// A word BM25 also asks for: as written (what Lance's query parser analyses), its BM25 term (what the
@@ -34,33 +38,42 @@ impl Thesaurus {
     /// Reads a table; a malformed field is an error naming its line (a model's table is written by the
     /// converter, so a broken one is a broken model, not input to skip).
     pub fn parse(text: &str) -> Result<Self> {
-        let mut near = HashMap::new();
-        for (n, line) in text.lines().enumerate() {
-            let mut fields = line.split('\t');
-            let word = fields.next().unwrap_or("").trim();
-            if word.is_empty() {
+        let mut fields = HashMap::new();
+        let mut start = 0;
+        for (n, raw) in text.split_inclusive('\n').enumerate() {
+            let line_start = start;
+            start += raw.len();
+            let line = raw.strip_suffix('\n').map_or(raw, |l| l.strip_suffix('\r').unwrap_or(l));
+            let (word, rest) = line.split_once('\t').map_or((line, None), |(w, r)| (w, Some(r)));
+            if word.trim().is_empty() {
                 continue;
             }
-            let bad = |f: &str| Error::model(format!("{FILE} line {}: {f:?} is not word:cosine", n + 1));
-            let list = fields
-                .map(|f| {
-                    let (w, c) = f.rsplit_once(':').ok_or_else(|| bad(f))?;
-                    let c: f32 = c.parse().map_err(|_| bad(f))?;
-                    Ok((w.to_string(), c))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            near.insert(word.to_lowercase(), list);
+            let Some(rest) = rest else {
+                fields.insert(word.trim().to_lowercase(), 0..0);
+                continue;
+            };
+            if let Some(f) = rest.split('\t').find(|f| field(f).is_none()) {
+                return Err(Error::model(format!("{FILE} line {}: {f:?} is not word:cosine", n + 1)));
+            }
+            let at = line_start + word.len() + 1;
+            fields.insert(word.trim().to_lowercase(), at..at + rest.len());
         }
-        Ok(Self { near })
+        Ok(Self { text: text.to_string(), fields })
+    }
+
+    /// The near words of a listed word with their cosines, nearest first (`parse` checked every field).
+    fn near(&self, word: &str) -> Option<impl Iterator<Item = (&str, f32)>> {
+        let range = self.fields.get(word)?.clone();
+        Some(self.text[range].split('\t').filter_map(field))
     }
 
     /// How many words have near words listed.
     pub fn len(&self) -> usize {
-        self.near.len()
+        self.fields.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.near.is_empty()
+        self.fields.is_empty()
     }
 
     /// The near words of the query's words: every listed near word of cosine at least `min_cosine`, weighted
@@ -68,18 +81,18 @@ impl Thesaurus {
     /// query has already. Query words are plain ASCII words of three letters or more that are not stop words;
     /// names and identifiers are rarely on the list, and expand nothing when they are not.
     pub fn expand(&self, query: &str, min_cosine: f32, weight: f32) -> Vec<NearTerm> {
-        if self.near.is_empty() {
+        if self.fields.is_empty() {
             return Vec::new();
         }
         with_bm25_analyzer(|a| {
             let have: HashSet<String> = a.query(query).into_iter().collect();
             let mut out: Vec<NearTerm> = Vec::new();
             for w in words(query) {
-                let Some(list) = self.near.get(&w) else { continue };
+                let Some(list) = self.near(&w) else { continue };
                 if a.query(&w).is_empty() {
                     continue; // a stop word
                 }
-                for (near, cosine) in list.iter().filter(|(_, c)| *c >= min_cosine) {
+                for (near, cosine) in list.filter(|&(_, c)| c >= min_cosine) {
                     let Some(term) = a.query(near).into_iter().next() else { continue };
                     if have.contains(&term) {
                         continue;
@@ -87,13 +100,19 @@ impl Thesaurus {
                     let w = weight * cosine;
                     match out.iter_mut().find(|t| t.term == term) {
                         Some(t) => t.weight = t.weight.max(w),
-                        None => out.push(NearTerm { word: near.clone(), term, weight: w }),
+                        None => out.push(NearTerm { word: near.to_string(), term, weight: w }),
                     }
                 }
             }
             out
         })
     }
+}
+
+/// One `near:cosine` field of a table line.
+fn field(f: &str) -> Option<(&str, f32)> {
+    let (w, c) = f.rsplit_once(':')?;
+    Some((w, c.parse().ok()?))
 }
 
 /// The plain words of a text a table can list: runs of letters and digits that are ASCII letters only,
@@ -150,5 +169,8 @@ mod tests {
         let err = Thesaurus::parse("choice\tdecision:0.74\nlamps\tlight=0.7\n").unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("light=0.7"), "{err}");
         assert!(Thesaurus::parse("").unwrap().expand("any choice", 0.5, 0.5).is_empty());
+        // Windows line ends, and a listed word with no near words.
+        let t = Thesaurus::parse("choice\tdecision:0.74\r\nlamps\r\n").unwrap();
+        assert_eq!((t.len(), t.expand("choice of lamps", 0.5, 1.0).len()), (2, 1));
     }
 }
