@@ -8,7 +8,6 @@ the second hop, nothing at query time for extra keys (more vectors per row at in
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -18,7 +17,7 @@ import numpy as np
 
 from .fusion import ENGINE_ID_BONUS, ENGINE_NORM, Pool, score_fusion
 from .lab_corpus import Corpus
-from .lexical import K1, _split, analyse, query_terms
+from .lexical import K1, _split, analyse, query_terms, words_of
 
 # ---------------------------------------------------------------------------------------------------
 # Keys: the texts a row can be embedded as, besides its own.
@@ -82,11 +81,6 @@ def expansion_terms(corpus: Corpus, rows: list[int], query: str, terms: int, min
 # Query terms by meaning: BM25 also asks for the corpus's words nearest each query word in the embedder's
 # space ("ticket" -> "incident"), so a synonym the dense leg misses can still match a word.
 
-def words_of(text: str) -> list[str]:
-    """The plain alphabetic words of a text, lower-cased, each once (what a term's surface form can be)."""
-    return list(dict.fromkeys(w.lower() for w in _split(text) if w.isalpha() and w.isascii() and len(w) >= 3))
-
-
 def vocabulary(corpus: Corpus) -> dict[str, str]:
     """Each BM25 term of the corpus as a word one can embed: term -> its commonest surface form."""
     counts: Counter[str] = Counter()
@@ -134,10 +128,11 @@ class Thesaurus:
     query word's nearest list words are kept when the memory has their term."""
 
     def __init__(self, models, word_vectors: dict[str, np.ndarray], tokenizer_json: Path):
+        from funes_py.convert.thesaurus import vocabulary_words
+
         from .lab_corpus import embed_cached
 
-        vocab = json.loads(Path(tokenizer_json).read_text())["model"]["vocab"]
-        self.words = [w for w in vocab if w.isalpha() and w.isascii() and len(w) >= 3]
+        self.words = vocabulary_words(tokenizer_json)
         self.listed = set(self.words)
         v = embed_cached(models, self.words, "wordpiece-words")
         self.vectors = v / np.linalg.norm(v, axis=1, keepdims=True)

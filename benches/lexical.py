@@ -233,6 +233,12 @@ def query_terms(query: str) -> list[str]:
     return list(seen)
 
 
+def words_of(text: str) -> list[str]:
+    """`thesaurus::words`: the plain words of a text a table can list (ASCII letters only, three or more),
+    lower-cased, each once, in order."""
+    return list(dict.fromkeys(w.lower() for w in _split(text) if len(w) >= 3 and w.isascii() and w.isalpha()))
+
+
 def read_thesaurus(path) -> dict[str, list[tuple[str, float]]]:
     """`thesaurus::Thesaurus::parse`: a model's `thesaurus.tsv`, near words by word, nearest first."""
     table: dict[str, list[tuple[str, float]]] = {}
@@ -249,8 +255,7 @@ def near_terms(table: dict[str, list[tuple[str, float]]], query: str, min_cosine
     of three letters or more, not stop words) with their weights, none the query has."""
     have = set(query_terms(query))
     out: dict[str, float] = {}
-    words = dict.fromkeys(w.lower() for w in _split(query) if len(w) >= 3 and w.isascii() and w.isalpha())
-    for w in words:
+    for w in words_of(query):
         if w not in table or not analyse(w):
             continue
         for near, cos in table[w]:
