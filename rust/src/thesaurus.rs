@@ -81,11 +81,17 @@ impl Thesaurus {
     /// query has already. Query words are plain ASCII words of three letters or more that are not stop words;
     /// names and identifiers are rarely on the list, and expand nothing when they are not.
     pub fn expand(&self, query: &str, min_cosine: f32, weight: f32) -> Vec<NearTerm> {
+        let own = with_bm25_analyzer(|a| a.query(query));
+        self.expand_terms(query, &own, min_cosine, weight)
+    }
+
+    /// `expand` for a query whose own BM25 terms (`Bm25Analyzer::query`) are known already: a recall
+    /// analyses its question once for every part that reads it.
+    pub fn expand_terms(&self, query: &str, own: &[String], min_cosine: f32, weight: f32) -> Vec<NearTerm> {
         if self.fields.is_empty() {
             return Vec::new();
         }
         with_bm25_analyzer(|a| {
-            let have: HashSet<String> = a.query(query).into_iter().collect();
             let mut out: Vec<NearTerm> = Vec::new();
             for w in words(query) {
                 let Some(list) = self.near(&w) else { continue };
@@ -94,7 +100,7 @@ impl Thesaurus {
                 }
                 for (near, cosine) in list.filter(|&(_, c)| c >= min_cosine) {
                     let Some(term) = a.query(near).into_iter().next() else { continue };
-                    if have.contains(&term) {
+                    if own.contains(&term) {
                         continue;
                     }
                     let w = weight * cosine;

@@ -8,11 +8,11 @@ use crate::error::{Error, Result};
 use crate::inference::Models;
 use crate::options::{Legs as LegChoice, RecallOptions};
 use crate::record::{RowView, StoredChunk};
-use crate::resident::{code_query, query_terms, Resident};
+use crate::resident::{code_query, Resident};
 use crate::store::{Filter, LegResult, Store};
-use crate::thesaurus::NearTerm;
 
 use super::fusion::identifier_share;
+use super::question::Question;
 
 /// A passage found by a leg, with what fusion weighs: its similarity to the query (also what the relevance
 /// floor compares), its BM25 score, and the share of the query's identifiers it names.
@@ -38,31 +38,14 @@ impl Legs {
     }
 }
 
-/// The BM25 terms of a query with their weights: its own (1 each) and its near words' (`thesaurus`).
-fn weighted_terms(query: &str, near: &[NearTerm]) -> Vec<(String, f32)> {
-    let mut terms = query_terms(query);
-    terms.extend(near.iter().map(|n| (n.term.clone(), n.weight)));
-    terms
-}
-
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
 /// `depth` deep; every passage of the union gets both scores exactly, and its share of the identifiers the
-/// query names (`wanted`). `near`: the near words BM25 also asks for.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn resident_legs(
-    r: &Resident,
-    query: &str,
-    near: &[NearTerm],
-    qv: &[f32],
-    wanted: &[String],
-    depth: usize,
-    filter: &Filter,
-    which: LegChoice,
-) -> Legs {
+/// question names.
+pub(super) fn resident_legs(r: &Resident, q: &Question, qv: &[f32], depth: usize, filter: &Filter, which: LegChoice) -> Legs {
     let cq = code_query(qv);
     let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
-    let terms = if which != LegChoice::Dense { weighted_terms(query, near) } else { Vec::new() };
+    let terms = if which != LegChoice::Dense { q.weighted_terms() } else { Vec::new() };
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
     let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
@@ -74,7 +57,7 @@ pub(super) fn resident_legs(
         .zip(bm25_of)
         .map(|(&i, bm25)| {
             let row = r.row(i);
-            let identifiers = identifier_share(wanted, r.identifiers(i));
+            let identifiers = identifier_share(&q.wanted, r.identifiers(i));
             (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row })
         })
         .collect();
@@ -86,13 +69,10 @@ pub(super) fn resident_legs(
 /// overlaps the query embedding, which is CPU work on the calling thread. `None`: the memory has no data.
 /// Lance gives no BM25 score for a passage outside its BM25 list: 0 when the list is shorter than `depth`
 /// (every matching passage is in it), else the list's lowest score (an upper bound of the true one).
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn lance_legs(
     store: &Store,
     models: &Models,
-    query: &str,
-    near: &[NearTerm],
-    wanted: &[String],
+    q: &Question<'_>,
     depth: usize,
     filter: Filter,
     opts: &RecallOptions,
@@ -100,8 +80,8 @@ pub(super) async fn lance_legs(
     let Some(searcher) = store.searcher().await? else { return Ok(None) };
     let join = |e: tokio::task::JoinError| Error::storage(format!("search task failed: {e}"));
     let bm25_task = (opts.legs != LegChoice::Dense)
-        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(query), near_words(near), depth, filter.clone())));
-    let qv = models.embedder.embed_query(query)?;
+        .then(|| tokio::spawn(searcher.clone().bm25(fts_query(q.text), q.near_words(), depth, filter.clone())));
+    let qv = models.embedder.embed_query(q.text)?;
     let dense_task = (opts.legs != LegChoice::Bm25).then(|| tokio::spawn(searcher.dense(qv.clone(), depth, filter, opts.exact)));
     let dense = match dense_task {
         Some(t) => t.await.map_err(join)??,
@@ -118,15 +98,10 @@ pub(super) async fn lance_legs(
     let scored = bm25.rows.into_iter().zip(bm25.scores.into_iter().map(|s| if s.is_nan() { 0.0 } else { s }));
     for (r, bm25) in scored.chain(dense.rows.into_iter().map(|r| (r, unlisted))) {
         let similarity = cosine(&qv, &r.vector);
-        let identifiers = if wanted.is_empty() { 0.0 } else { identifier_share(wanted, &id_terms(&r.chunk.text)) };
+        let identifiers = if q.wanted.is_empty() { 0.0 } else { identifier_share(&q.wanted, &id_terms(&r.chunk.text)) };
         rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25, identifiers });
     }
     Ok(Some(Legs { dense: dense_ids, bm25: bm25_ids, rows }))
-}
-
-/// The near words as Lance's query parser takes them: each word as written, with its weight.
-fn near_words(near: &[NearTerm]) -> Vec<(String, f32)> {
-    near.iter().map(|n| (n.word.clone(), n.weight)).collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -6,6 +6,7 @@
 pub mod fusion;
 mod legs;
 mod neighbors;
+mod question;
 mod repeats;
 mod turns;
 
@@ -14,17 +15,18 @@ pub use turns::{assemble_turns, TurnText};
 
 use std::collections::HashSet;
 
-use crate::analyzer::{fts_document, id_terms, with_bm25_analyzer};
+use crate::analyzer::{fts_document, with_bm25_analyzer};
 use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::{sigmoid, Models};
 use crate::memory::Memory;
-use crate::options::{Legs as LegChoice, RecallOptions, FUSION_DEPTH, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT, RERANK_AUTO_POOL_FACTOR};
+use crate::options::{RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
 use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale};
 use legs::{lance_legs, resident_legs, Legs};
+use question::Question;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -57,26 +59,20 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let filter = Filter::recall(opts);
     let resident = if opts.exact { None } else { memory.ensure_resident().await? };
     let depth = FUSION_DEPTH.max(candidates);
-    // Identifiers are lexical evidence: they count with BM25, not in a dense-only comparison.
-    let wanted = if opts.legs == LegChoice::Dense { Vec::new() } else { id_terms(query) };
     // The memory's size sets the answer floor when it grows with it (on the Lance path it is counted only then).
     let grows = opts.answer_floor.is_some() && opts.answer_floor_per_decade != 0.0;
-    let near = if opts.near_words && opts.legs != LegChoice::Dense {
-        models.thesaurus.expand(query, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT)
-    } else {
-        Vec::new()
-    };
+    let question = Question::analyse(query, models, opts);
     let (legs, rows) = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            (resident_legs(&r, query, &near, &qv, &wanted, depth, &filter, opts.legs), r.len())
+            (resident_legs(&r, &question, &qv, depth, &filter, opts.legs), r.len())
         }
-        None => match lance_legs(memory.store(), models, query, &near, &wanted, depth, filter, opts).await? {
+        None => match lance_legs(memory.store(), models, &question, depth, filter, opts).await? {
             Some(l) => (l, if grows { memory.store().count(&Filter::default()).await? } else { 0 }),
             None => return Ok(Vec::new()),
         },
     };
-    let mut pool = fuse(legs, query, &wanted, candidates, opts.answer_floor_at(rows), opts);
+    let mut pool = fuse(legs, &question, candidates, opts.answer_floor_at(rows), opts);
 
     if use_rerank && !pool.is_empty() {
         // Copies of a text get its one score: the cross-encoder's work stays `candidates` pairs.
@@ -107,16 +103,13 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     Ok(hits)
 }
 
-/// Whether BM25's best passage holds every term of the query: a keyword search ("Lisbon chiller") matched
-/// word for word, whatever the cosine, which the answer floor must not overrule. Its own words: not its
-/// context nor its month.
-fn lexical_match(legs: &Legs, query: &str) -> bool {
+/// Whether BM25's best passage holds every term of the question: a keyword search ("Lisbon chiller")
+/// matched word for word, whatever the cosine, which the answer floor must not overrule. Its own words: not
+/// its context nor its month.
+fn lexical_match(legs: &Legs, question: &Question) -> bool {
     let Some(top) = legs.bm25.first().and_then(|id| legs.rows.get(id)) else { return false };
-    with_bm25_analyzer(|a| {
-        let have: HashSet<String> = a.document(&fts_document(&top.row.chunk.text, "", "")).into_iter().collect();
-        let want = a.query(query);
-        !want.is_empty() && want.iter().all(|t| have.contains(t))
-    })
+    let have: HashSet<String> = with_bm25_analyzer(|a| a.document(&fts_document(&top.row.chunk.text, "", ""))).into_iter().collect();
+    !question.terms.is_empty() && question.terms.iter().all(|t| have.contains(t))
 }
 
 /// The legs' passages fused into one pool of the best `candidates` distinct texts with their copies (with
@@ -125,19 +118,19 @@ fn lexical_match(legs: &Legs, query: &str) -> bool {
 /// relevance floor and the identifier guard. Ties go to the chunk id.
 fn fuse(
     legs: Legs,
-    query: &str,
-    wanted: &[String],
+    question: &Question,
     candidates: usize,
     answer_floor: Option<f32>,
     opts: &RecallOptions,
 ) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
     let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
-    if answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, query) {
+    let wanted = &question.wanted;
+    if answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, question) {
         return Vec::new();
     }
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
-    let days = days_named(query);
+    let days = days_named(question.text);
     let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
         .rows
         .into_values()
