@@ -7,9 +7,11 @@
                        cross-encoder's logit for a fixed pair, to compare two machines
     quantize NAME|DIR  int8 dynamic quantisation into a new cache entry (<name>-int8), then its agreement
                        with the original measured in the engine
+    thesaurus NAME|DIR an embedder's near words (thesaurus.tsv beside it, from its own vocabulary), which
+                       BM25 also asks for; the shipped int8 MiniLM has one
     pull NAME          download NAME from the Hugging Face Hub (only when asked; hub.py), then build it
 
-Unlike `funes_py.convert`, verify and quantize load the compiled engine (`funes_py.models`): the number
+Unlike `funes_py.convert`, verify, quantize and thesaurus load the compiled engine (`funes_py.models`): the number
 that matters is what the engine computes, not what onnxruntime's Python API computes. Results go to
 stdout, progress and errors to stderr; the return value is the exit code (`cli.exits`).
 """
@@ -24,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from ..convert import hub, registry
+from ..convert import cache, hub, registry
 from ..convert.build import build_model
 from ..convert.manifest import pooling_of, read_json, read_manifest, transformer_dir
 from ..convert.spec import CROSS_ENCODER, EMBEDDER, kind_of
 from .exits import EXIT_ERROR, EXIT_OK, EXIT_PATH, EXIT_USAGE, fail
 
-ACTIONS = ("list", "build", "verify", "quantize", "pull")
+ACTIONS = ("list", "build", "verify", "quantize", "thesaurus", "pull")
 
 # verify: fixed inputs, so that two machines (or two builds) can compare their numbers.
 VERIFY_SENTENCE = "The kiln K-047 on line 3 overheated twice; we decided to replace its thermocouple on Monday."
@@ -84,7 +86,7 @@ def run(action: str, target: str | None, name: str | None = None, embedder: str 
         )
         return fail(f"models {action} needs {what}", EXIT_USAGE)
     errors: tuple[type[Exception], ...] = (OSError, ValueError)
-    if action in ("verify", "quantize"):  # the only actions that load the compiled engine
+    if action in ("verify", "quantize", "thesaurus"):  # the only actions that load the compiled engine
         from ..errors import FunesError
 
         errors += (FunesError,)
@@ -97,6 +99,8 @@ def run(action: str, target: str | None, name: str | None = None, embedder: str 
             return _pull(target, name)
         if action == "verify":
             return _verify(target, embedder)
+        if action == "thesaurus":
+            return _thesaurus(target)
         return _quantize(target, name, embedder)
     except hub.PullError as e:
         return fail(str(e), EXIT_ERROR)
@@ -301,14 +305,35 @@ def _quantize(target: str, name: str | None, embedder: str | None) -> int:
     return EXIT_OK
 
 
+def _thesaurus(target: str) -> int:
+    from ..convert import thesaurus
+
+    model_dir, kind = _resolve_any(target)
+    if kind != EMBEDDER:
+        raise ValueError(f"{model_dir} is a cross-encoder: near words come from an embedder's vocabulary")
+    if not Path(target).exists() and not model_dir.resolve().is_relative_to(cache.models_dir().resolve()):
+        # A name whose model lives in an installed package (the companion int8 MiniLM): never write there.
+        if (model_dir / thesaurus.FILE).is_file():
+            _say(f"{target} ships its near words")
+            print(model_dir / thesaurus.FILE)
+            return EXIT_OK
+        raise ValueError(f"{model_dir} belongs to an installed package; build a copy into the model cache first")
+    _say(f"embedding the whole words of {model_dir}'s vocabulary, each alone (about 15 s for MiniLM on 2 cores) ...")
+    path = thesaurus.write(model_dir)
+    n = sum(1 for _ in path.open(encoding="utf-8"))
+    print(f"near words: {n:,} words listed")
+    print(path)
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------------------------------------------
 # the command line
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    s = sub.add_parser("models", parents=[common], help="list, build, verify, quantize or pull models")
+    s = sub.add_parser("models", parents=[common], help="list, build, verify, quantize, pull models or write their near words")
     s.add_argument("action", choices=ACTIONS)
-    s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize: a directory or name; pull: a Hub id")
+    s.add_argument("target", nargs="?", help="build: a model directory; verify/quantize/thesaurus: a directory or name; pull: a Hub id")
     s.add_argument("--name", help="the name to register the model under")
 
 

@@ -25,7 +25,7 @@ import logging
 import shutil
 from pathlib import Path
 
-from . import cache
+from . import cache, thesaurus
 from .manifest import (
     FINGERPRINT_HEX,
     MANIFEST,
@@ -93,6 +93,8 @@ def quantize_model(model_dir: str | Path, name: str | None = None) -> Path:
         finally:
             logging.getLogger().removeFilter(hint)
         shutil.copyfile(src / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
+        if (src / thesaurus.FILE).is_file():  # the same words, and vectors that agree to about 0.99
+            shutil.copyfile(src / thesaurus.FILE, tmp / thesaurus.FILE)
         fields = {**m, "name": name, "fingerprint": fp, "quantized_from": f"{m['name']}@{m.get('fingerprint')}"}
         (tmp / MANIFEST).write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
     return dest

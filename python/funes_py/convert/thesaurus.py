@@ -9,6 +9,11 @@ MiniLM, embedded in under a minute on two cores; the table holds each word's `NE
 least `MIN_COSINE`, a little below the least the engine asks for (`options::NEAR_WORD_MIN_COSINE`, 0.55), so
 that can be tuned without building the table again.
 
+That threshold is a cosine on MiniLM's scale, where two random words of the list have a median cosine of about
+0.22. A model whose word vectors all lie close together has no such table: multilingual-e5-small's random
+pairs have a median of about 0.87, so every word would expand to its ten nearest, whatever they mean. `write`
+measures the model's median on a sample first and refuses above `MAX_PAIR_MEDIAN`.
+
     python -m funes_py.convert.thesaurus <model dir>
 """
 
@@ -25,6 +30,19 @@ FILE = "thesaurus.tsv"
 NEAREST = 10
 MIN_COSINE = 0.5
 BATCH = 512
+MAX_PAIR_MEDIAN = 0.35
+PAIR_SAMPLE = 2000  # words: about two million pairs
+
+
+class ScaleError(ValueError):
+    """The model's word cosines are not on the scale the engine's near-word threshold was chosen on."""
+
+
+def pair_median(vectors: np.ndarray) -> float:
+    """The median cosine of two different words among `vectors` (every pair of them)."""
+    v = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    sims = v @ v.T
+    return float(np.median(sims[np.triu_indices(len(v), k=1)]))
 
 
 def vocabulary_words(tokenizer_json: Path) -> list[str]:
@@ -63,6 +81,13 @@ def write(model_dir: str | Path) -> Path:
     model_dir = Path(model_dir)
     words = vocabulary_words(model_dir / "tokenizer.json")
     models = Models.load(embedder=str(model_dir))
+    # A spread sample of the list (it is in vocabulary order, frequent words first in WordPiece).
+    sample = words[:: max(1, len(words) // PAIR_SAMPLE)][:PAIR_SAMPLE]
+    median = pair_median(models.embed(sample))
+    if median > MAX_PAIR_MEDIAN:
+        raise ScaleError(f"{model_dir}: two random words of its vocabulary have a median cosine of {median:.2f} "
+                         f"(MiniLM's: about 0.22); at the engine's near-word threshold every word would expand, "
+                         f"so no {FILE} is written")  # fmt: skip
     vectors = np.concatenate([models.embed(words[i:i + BATCH]) for i in range(0, len(words), BATCH)])
     table = near_words(words, vectors)
     path = model_dir / FILE
