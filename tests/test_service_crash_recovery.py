@@ -13,8 +13,9 @@ from service_helpers import ALICE, Server
 
 pytestmark = pytest.mark.models
 
-# Long enough that embedding it takes a while on a CI machine: the kill must land mid-run.
-N_TURNS = 400
+# Long enough that embedding it takes seconds on a CI machine: the kill must land mid-run (the int8 MiniLM
+# embeds about a thousand such turns a second on two cores; 400 left the 0.2 s below too little room).
+N_TURNS = 2000
 
 
 def long_conversation() -> dict:
@@ -23,11 +24,11 @@ def long_conversation() -> dict:
          "text": f"Inspection log entry {i}: valve V-{100 + i} on manifold M-{i % 17} was checked, torque "
                  f"{40 + i % 25} Nm, seal condition grade {i % 4}, next check in {7 + i % 21} days, "
                  f"inspector initials {chr(65 + i % 26)}{chr(66 + i % 24)}.",
-         "ts": f"2026-10-{1 + i // 40:02d}T{8 + (i % 40) // 4:02d}:{(i % 4) * 15:02d}:00Z"}
+         "ts": f"2026-10-{1 + i // 80:02d}T{8 + (i % 80) // 8:02d}:{(i % 8) * 7:02d}:00Z"}
         for i in range(N_TURNS)
     ]
     turns.append({"role": "user", "text": "Final note: the Zeebrugge manifold audit code is ZB-7781-Q.",
-                  "ts": "2026-10-11T18:00:00Z"})
+                  "ts": "2026-10-26T18:00:00Z"})
     return {"user": "alice", "conversation_id": "inspection-log", "turns": turns}
 
 

@@ -105,7 +105,8 @@ class Engine:
         return self._inner.index_sources(items, 0, None)
 
     def recall(self, query: str, options: RecallOptions | None = None, **overrides: Any) -> list[Hit]:
-        """Hybrid recall: dense + BM25 fused by reciprocal rank, recency-weighted, top ``k`` with neighbours.
+        """Hybrid recall: dense + BM25 (with the model's near words) fused by score, recency-weighted, top ``k``
+        with neighbours.
 
         ``options`` (a ``RecallOptions``; its defaults when None) with ``overrides`` applied:
         ``eng.recall(q, k=3)`` or ``eng.recall(q, opts, sessions=["conv-1"])``. See ``RecallOptions``."""
