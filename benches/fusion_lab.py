@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import fusion, lexical
+from . import fusion, lab_corpus, lexical
 from .lab_corpus import LAB_OUT, Corpus
 from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
 from .metrics import answer_pattern, turn_recall_table
@@ -31,8 +31,8 @@ from .synthetic import synthetic_root
 
 Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
 # Bumped when a cached pool would no longer be what `load` builds (2: the engine's legs with every copy of a
-# repeated text, `lab_sets.engine_pool`; 3: `Pool.near_day`).
-POOL_VERSION = 3
+# repeated text, `lab_sets.engine_pool`; 3: `Pool.near_day`; 4: BM25 with the model's near words).
+POOL_VERSION = 4
 ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID_BONUS)
 
 
@@ -184,7 +184,7 @@ def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tup
     for qs in sets:
         t = time.perf_counter()
         qs.vectors = models.embed_queries([q.text for q in qs.queries])
-        key = hashlib.sha256(repr([source, POOL_VERSION, lexical.ANALYZER_VERSION] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
+        key = hashlib.sha256(repr([source, POOL_VERSION, lexical.ANALYZER_VERSION, lab_corpus.EMBED_ALONE] + [(corpus_of(qs, q), q.text, qs.now) for q in qs.queries]).encode()
                              + models.embedder_stamp.encode() + qs.vectors.tobytes()).hexdigest()[:16]  # fmt: skip
         cache = LAB_OUT / "pools" / f"{qs.name.replace(' ', '-').replace('/', '-')}-{key}.pkl"
         if cache.exists():
@@ -353,7 +353,7 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
     """`table` with one column per variant: every pool built again as the variant says, ranked by `cfg`."""
     from . import levers
 
-    scores = {id(q): corpora[corpus_of(qs, q)].bm25.scores(q.text) for qs in sets for q in qs.queries}
+    scores = {id(q): corpora[corpus_of(qs, q)].bm25_scores(q.text) for qs in sets for q in qs.queries}
     near: dict[str, levers.MeaningTerms] = {}
     if any(v.meaning for v in variants):
         from .lab_corpus import embed_cached
@@ -366,12 +366,12 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
     def pool(qs: QuerySet, q, v, var: Variant, mv) -> fusion.Pool:
         c = corpora[corpus_of(qs, q)]
         k1, b = var.bm25 or (None, None)
-        bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_dated(var.dates).scores(q.text, k1=k1, b=b)
+        bm = scores[id(q)] if var.bm25 is None and var.dates == "month" else c.bm25_scores(q.text, var.dates, k1, b)
         if var.meaning is not None:
             extra = (thesaurus.extra(c, q.text, *var.meaning, present_only=var.thesaurus == "present",
                                      listed_only=var.thesaurus == "listed") if var.thesaurus
                      else near[corpus_of(qs, q)].extra(q.text, *var.meaning))  # fmt: skip
-            bm = c.bm25.scores(q.text, extra=extra)
+            bm = c.bm25.scores(q.text, extra=extra)   # these near words instead of the table's
         p = build_pool(c, q.text, v, qs.now, keys=var.keys, scores=bm)
         if var.prf is not None:   # pseudo-relevance feedback on the dense leg
             top = rank(qs, p, cfg, c)[:var.prf[0]]
@@ -453,9 +453,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dates", action="store_true", help="the turn's date in BM25's documents: none, or with the day")
     ap.add_argument("--meaning", action="store_true", help="BM25 also asks for the corpus's words nearest the query's")
     ap.add_argument("--lance", action="store_true", help="the proposal on the Lance path (rows outside BM25's list score 0)")
+    ap.add_argument("--embed-alone", action="store_true", help="the lab's vectors with each passage embedded alone "
+                    "(the int8 model's vectors depend on their batch-mates)")
     ap.add_argument("--source", choices=("lab", "engine"), default="lab",
                     help="dense leg from the lab's vectors (embeds each corpus once) or the engine's memory")
     args = ap.parse_args(argv)
+    lab_corpus.EMBED_ALONE = args.embed_alone
     from funes_py import Models
 
     models = Models.load(embedder=args.embedder) if args.embedder else Models.load()

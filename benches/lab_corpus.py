@@ -3,7 +3,7 @@ search legs computed the way the engine's resident copy computes them.
 
     corpus = Corpus.load(src_dir, models)     # vectors embedded once, cached under benches/out/lab/
     dense = corpus.dense(query_vec, 100)      # [(row, cosine estimate)], the resident int8 scan
-    bm25 = corpus.bm25.top(query, 100)        # [(row, BM25 score)], `lexical.Bm25`
+    scores = corpus.bm25_scores(query)        # {row: BM25 score}, `lexical.Bm25`, with the model's near words
 
 Passages: each text block of each turn, as the engine chunks them (the synthetic and LoCoMo turns are all
 shorter than the 1,200-character split, so one passage per turn; longer texts are refused rather than
@@ -11,7 +11,8 @@ chunked differently). Vectors: `Models.embed` of the passage text, the engine's 
 once. The dense leg codes rows and query as `resident/dense.rs` does (int8, largest component to ±127,
 rounded half away from zero, one scale per row folding in 1/‖v‖) and scans all rows, as the engine does up
 to 12,800 rows at 100 candidates (above that it shortlists by sign bits first, which returned the full scan's
-top 30 on every benchmark query).
+top 30 on every benchmark query). BM25 asks for the near words of the query's words as the engine does by
+default (`thesaurus.rs`), from the embedder's own `thesaurus.tsv` (`lexical.near_terms`; none without one).
 """
 
 from __future__ import annotations
@@ -23,10 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .lexical import Bm25, tail_at_word
+from .lexical import Bm25, near_terms, read_thesaurus, tail_at_word
 
 MAX_CHARS = 1200
 LAB_OUT = Path(__file__).parent / "out" / "lab"
+# Each passage embedded alone instead of in batches of 512 (`fusion_lab --embed-alone`). The int8 model's
+# activations are quantised with one scale per batch, so a passage's vector depends on its batch-mates:
+# cosine 0.99 at the median, 0.97 at worst, between the same text embedded alone and in a batch, where the
+# float32 model gives 1.0. The engine indexes in batches of like length, so neither form is its own vectors.
+EMBED_ALONE = False
 
 
 @dataclass
@@ -89,6 +95,7 @@ class Corpus:
     bm25: Bm25 = field(init=False)
     sessions: dict[str, list[int]] = field(init=False)
     extra: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    near: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # the embedder's near-word table
 
     def __post_init__(self) -> None:
         if self.vectors is not None:
@@ -109,7 +116,19 @@ class Corpus:
         engine's memory: `lab_sets.engine_pool`)."""
         rows = read_rows(Path(src))
         name = name or Path(src).parent.name
-        return cls(name, rows, embed_cached(models, [r.text for r in rows], name) if embed else None)
+        table = Path(models.embedder_dir) / "thesaurus.tsv"
+        near = read_thesaurus(table) if table.is_file() else {}
+        return cls(name, rows, embed_cached(models, [r.text for r in rows], name) if embed else None, near=near)
+
+    def near_extra(self, query: str) -> dict[str, float] | None:
+        """The BM25 terms of the query's near words with their weights (`thesaurus::Thesaurus::expand`)."""
+        return near_terms(self.near, query) or None
+
+    def bm25_scores(self, query: str, dates: str = "month", k1: float | None = None,
+                    b: float | None = None) -> dict[int, float]:  # fmt: skip
+        """Every passage sharing a term with the query or its near words, with its BM25 score: the engine's
+        BM25 leg with its defaults (`dates`, `k1`, `b`: `bm25_dated`, `Bm25.scores`)."""
+        return self.bm25_dated(dates).scores(query, extra=self.near_extra(query), k1=k1, b=b)
 
     def bm25_dated(self, dates: str) -> Bm25:
         """The corpus's BM25 with another form of each turn's date in its documents (`lexical.month_words`)."""
@@ -154,13 +173,14 @@ def embed_cached(models, texts: list[str], name: str) -> np.ndarray:
     embedder's stamp and the texts' hash (a changed corpus or model embeds again)."""
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
     stamp = hashlib.sha256(models.embedder_stamp.encode()).hexdigest()[:12]
-    path = LAB_OUT / "vectors" / f"{name}-{digest}-{stamp}.npy"
+    path = LAB_OUT / "vectors" / f"{name}-{digest}-{stamp}{'-alone' if EMBED_ALONE else ''}.npy"
     if path.exists():
         return np.load(path)
     unique = list(dict.fromkeys(texts))
     out = np.zeros((len(unique), models.dim), dtype=np.float32)
-    for start in range(0, len(unique), 512):
-        out[start:start + 512] = models.embed(unique[start:start + 512])
+    step = 1 if EMBED_ALONE else 512
+    for start in range(0, len(unique), step):
+        out[start:start + step] = models.embed(unique[start:start + step])
     index = {t: i for i, t in enumerate(unique)}
     vectors = out[[index[t] for t in texts]]
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -100,7 +100,7 @@ def build_pool(corpus: Corpus, query: str, qv: np.ndarray, now: datetime | None,
     sims = corpus.cosines(qv, keys)
     order = np.argsort(-sims, kind="stable")[:depth]
     dense = [(int(i), float(sims[i])) for i in order]
-    scores = corpus.bm25.scores(query) if scores is None else scores
+    scores = corpus.bm25_scores(query) if scores is None else scores
     bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
     return _pool(corpus, query, now, dense, bm25, lambda r: float(sims[r]), scores)
 
@@ -114,7 +114,7 @@ def engine_pool(eng, corpus: Corpus, query: str, now: datetime | None, depth: in
     hits = eng.recall(query, legs="dense", k=depth, candidates=depth, neighbors=0, half_life_days=0.0,
                       keep_repeats=True)  # fmt: skip
     dense = [(corpus.by_turn[h.turn_uuid], float(h.similarity)) for h in hits]
-    scores = corpus.bm25.scores(query)
+    scores = corpus.bm25_scores(query)
     bm25 = sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:depth]
     cos = dict(dense)
     if any(r not in cos for r, _ in bm25):

@@ -226,7 +226,7 @@ def second_hop(top: int, terms: int, weight: float, min_idf: float):
         extra = expansion_terms(corpus, ranked[:top], query, terms, min_idf)
         if not extra:
             return ranked
-        scores = corpus.bm25.scores(query, extra=extra)
+        scores = corpus.bm25.scores(query, extra={**(corpus.near_extra(query) or {}), **extra})
         second = [r for r, _ in sorted(scores.items(), key=lambda x: (-x[1], x[0]))[:LONG]]
         return rrf_merge(ranked, second, weight)
     return lever
