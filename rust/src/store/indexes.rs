@@ -6,7 +6,7 @@ use lancedb::index::Index;
 use lancedb::table::{CompactionOptions, OptimizeAction, OptimizeOptions};
 use lancedb::{DistanceType, Table};
 
-use super::{Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
+use super::{lost_to_another_writer, Store, COMMIT_ATTEMPTS, PRUNE_AFTER};
 use crate::error::Result;
 use crate::heap::RunMark;
 
@@ -86,12 +86,12 @@ impl Store {
         // The refresh's steps trim what they grew above where the refresh started (`heap`).
         let mark = RunMark::now();
         // Another writer (another machine on a memory in a bucket) may commit an index or a compaction at
-        // the same moment; Lance then refuses ours as a retryable conflict, and a second look at the new
-        // version finds the work done or still to do.
+        // the same moment; Lance then refuses ours (retryable, or incompatible where both made the same
+        // index), and a second look at the new version finds the work done or still to do.
         let mut attempt = 1;
         loop {
             match self.refresh_once(&t, rebuild, &mark).await {
-                Err(lancedb::Error::Lance { source: lance::Error::RetryableCommitConflict { .. } }) if attempt < COMMIT_ATTEMPTS => {
+                Err(e) if lost_to_another_writer(&e) && attempt < COMMIT_ATTEMPTS => {
                     attempt += 1;
                     t.checkout_latest().await?;
                 }
