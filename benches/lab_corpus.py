@@ -17,6 +17,7 @@ default (`thesaurus.rs`), from the embedder's own `thesaurus.tsv` (`lexical.near
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -116,8 +117,7 @@ class Corpus:
         engine's memory: `lab_sets.engine_pool`)."""
         rows = read_rows(Path(src))
         name = name or Path(src).parent.name
-        table = Path(models.embedder_dir) / "thesaurus.tsv"
-        near = read_thesaurus(table) if table.is_file() else {}
+        near = near_table(Path(models.embedder_dir) / "thesaurus.tsv")
         return cls(name, rows, embed_cached(models, [r.text for r in rows], name) if embed else None, near=near)
 
     def near_extra(self, query: str) -> dict[str, float] | None:
@@ -166,6 +166,12 @@ class Corpus:
         sims = self.cosines(qv)
         top = np.argsort(-sims, kind="stable")[:n]
         return [(int(i), float(sims[i])) for i in top]
+
+
+@functools.cache
+def near_table(path: Path) -> dict[str, list[tuple[str, float]]]:
+    """The model's near-word table (`lexical.read_thesaurus`), read once for every corpus; none without one."""
+    return read_thesaurus(path) if path.is_file() else {}
 
 
 def embed_cached(models, texts: list[str], name: str) -> np.ndarray:

@@ -27,8 +27,9 @@ pub fn code_query(v: &[f32]) -> CodedQuery {
     encode(v)
 }
 
-/// A query's BM25 terms, as the index analysed the documents, each weighing 1 (near words weigh less, see
-/// `thesaurus`): analyse once per recall, pass to both legs.
+/// A query's BM25 terms, as the index analysed the documents, each weighing 1: what tests ask the BM25 leg
+/// with. A recall analyses its question once in `search::question`, near words included.
+#[cfg(test)]
 pub fn query_terms(query: &str) -> Vec<(String, f32)> {
     with_bm25_analyzer(|a| a.query(query)).into_iter().map(|t| (t, 1.0)).collect()
 }
@@ -155,7 +156,7 @@ impl Resident {
         }
     }
 
-    /// BM25 leg: the `n` best rows for the query's terms (`query_terms`) that `admit` accepts, best first,
+    /// BM25 leg: the `n` best rows for the query's weighted terms that `admit` accepts, best first,
     /// with BM25 scores.
     pub fn bm25(&self, terms: &[(String, f32)], n: usize, admit: &dyn Fn(&RowView) -> bool) -> Vec<(usize, f32)> {
         self.bm25.top(terms, n, &|i| admit(&self.rows.view(i)))

@@ -45,7 +45,7 @@ pub(super) fn resident_legs(r: &Resident, q: &Question, qv: &[f32], depth: usize
     let cq = code_query(qv);
     let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
-    let terms = if which != LegChoice::Dense { q.weighted_terms() } else { Vec::new() };
+    let terms = q.weighted_terms(); // none for a dense-only question (`Question::analyse`)
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
     let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());

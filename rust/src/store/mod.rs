@@ -38,22 +38,6 @@ use crate::record::{id_key, StoredChunk};
 
 /// Tries of a write that another writer's commit made Lance refuse (see `append`, `refresh_indexes`).
 const COMMIT_ATTEMPTS: usize = 5;
-
-/// Whether Lance refused a commit because another writer committed first: a conflict it calls retryable,
-/// one it calls incompatible (an index or compaction the other writer made of the same thing, an overwrite
-/// under an append), or its own retries running out. Nothing of ours committed, and the write is worth
-/// doing again on the new version.
-fn lost_to_another_writer(e: &lancedb::Error) -> bool {
-    matches!(
-        e,
-        lancedb::Error::Lance {
-            source: lance::Error::RetryableCommitConflict { .. }
-                | lance::Error::IncompatibleTransaction { .. }
-                | lance::Error::CommitConflict { .. }
-                | lance::Error::TooMuchWriteContention { .. }
-        }
-    )
-}
 /// How long a writer that lost the race to create the dataset waits for the winner's first commit.
 const CREATE_WAIT: Duration = Duration::from_secs(30);
 /// Versions older than this are pruned after a write (readers of an older snapshot get this long to finish:
@@ -87,6 +71,22 @@ impl LanceReads {
             Self::Writes => (1 << 20, 1 << 20),
         }
     }
+}
+
+/// Whether Lance refused a commit because another writer committed first: a conflict it calls retryable,
+/// one it calls incompatible (an index or compaction the other writer made of the same thing, an overwrite
+/// under an append), or its own retries running out. Nothing of ours committed, and the write is worth
+/// doing again on the new version.
+fn lost_to_another_writer(e: &lancedb::Error) -> bool {
+    matches!(
+        e,
+        lancedb::Error::Lance {
+            source: lance::Error::RetryableCommitConflict { .. }
+                | lance::Error::IncompatibleTransaction { .. }
+                | lance::Error::CommitConflict { .. }
+                | lance::Error::TooMuchWriteContention { .. }
+        }
+    )
 }
 
 impl From<lancedb::Error> for Error {
