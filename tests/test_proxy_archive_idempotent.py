@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from proxy_helpers import SYSTEM, TOOLS, Proxy, filler, tool_turn
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from proxy_double import Reply, ScriptedEngine
 
 pytestmark = pytest.mark.models

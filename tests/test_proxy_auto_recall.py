@@ -9,7 +9,7 @@ import json
 import pytest
 from proxy_helpers import NEEDLE_VALUE, TOOLS, Proxy, needle_history
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from proxy_double import Reply, ScriptedEngine
 
 pytestmark = pytest.mark.models

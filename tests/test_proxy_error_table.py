@@ -12,7 +12,7 @@ import httpx
 import pytest
 from proxy_helpers import SYSTEM, Proxy, filler, free_port, tool_turn
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from proxy_double import Reply, ScriptedEngine
 
 pytestmark = pytest.mark.models

@@ -19,7 +19,7 @@ import pytest
 from openai import OpenAI
 from proxy_helpers import SYSTEM, TOOLS, LlamaServer, Proxy, filler, tool_turn
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 
 pytestmark = pytest.mark.models
 

@@ -14,7 +14,7 @@ import pytest
 from proxy_helpers import SYSTEM, TOOLS, Proxy, tool_turn
 
 from funes_py.proxy.recall_tool import page_text
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from proxy_double import Reply, ScriptedEngine, call
 
 pytestmark = pytest.mark.models

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from proxy_helpers import NEEDLE_OUTPUT, NEEDLE_VALUE, PARAPHRASE, TOOLS, Proxy, needle_history
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from proxy_double import Reply, ScriptedEngine, call
 
 pytestmark = pytest.mark.models

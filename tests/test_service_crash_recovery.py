@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from funes_py.server.auth import tenant_id
-from funes_py.server.storage import read_stamp
+from funes_py.tenancy.auth import tenant_id
+from funes_py.tenancy.storage import read_stamp
 from service_helpers import ALICE, Server
 
 pytestmark = pytest.mark.models

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from funes_py.server.auth import tenant_id
 from funes_py.server.passages import UNAVAILABLE
+from funes_py.tenancy.auth import tenant_id
 from service_helpers import ALICE, Server, ingest_demo
 
 pytestmark = pytest.mark.models

@@ -16,7 +16,7 @@ import httpx
 import jwt
 import pytest
 
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from service_helpers import INGEST_KEY, JWT_SECRET, DataRoot, Server, mcp_recall
 
 pytestmark = pytest.mark.models

@@ -14,8 +14,8 @@ import jwt
 import pytest
 
 from funes_py.render import format_passages as render
-from funes_py.server.auth import tenant_id
 from funes_py.server.passages import UNAVAILABLE, passage_count
+from funes_py.tenancy.auth import tenant_id
 from service_helpers import ALICE, BOB, INGEST_KEY, JWT_SECRET, DataRoot, Server, mcp_post_status
 
 pytestmark = pytest.mark.models

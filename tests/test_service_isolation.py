@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from funes_py.server.auth import tenant_id
 from funes_py.server.demo_data import (
     ALICE_ONLY_MARKERS,
     ALICE_QUESTIONS,
@@ -15,6 +14,7 @@ from funes_py.server.demo_data import (
     NEGATIVE_QUESTION,
 )
 from funes_py.server.passages import NO_MEMORY, UNAVAILABLE, passage_count
+from funes_py.tenancy.auth import tenant_id
 from service_helpers import ALICE, BOB, CAROL, DataRoot, Server, ingest_demo
 
 pytestmark = pytest.mark.models

@@ -18,7 +18,7 @@ import psutil
 import pytest
 
 from conftest import write_conversation
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from service_helpers import INGEST_KEY, DataRoot, Server, mcp_recall_many
 
 pytestmark = pytest.mark.models

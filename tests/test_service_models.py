@@ -21,8 +21,8 @@ def test_the_default_embedder_is_the_quantized_packaged_model(tmp_path, monkeypa
     assert not (tmp_path / "models").exists(), "nothing built: the companion wheel holds it ready"
 
     # Without the companion wheel, the same model is quantised from the fp32 weights on first use.
-    real_root = registry._package_root
-    monkeypatch.setattr(registry, "_package_root", lambda m: None if m == registry.COMPANION_MODULE else real_root(m))
+    real_root = registry.package_root
+    monkeypatch.setattr(registry, "package_root", lambda m: None if m == registry.COMPANION_MODULE else real_root(m))
     built = registry.resolve(None)
     assert built.parent == tmp_path / "models"
     manifest, companion = read_manifest(built), read_manifest(shipped)

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from conftest import write_conversation
-from funes_py.server.auth import tenant_id
+from funes_py.tenancy.auth import tenant_id
 from lb_helpers import HAProxy
 from service_helpers import ALICE, BOB, CAROL, INGEST_KEY, DataRoot, Server, mcp_recall
 

@@ -9,12 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from funes_py.redact import mask_secrets
 from funes_py.render import INTRO
 from funes_py.render import NOTHING as NOTHING_FOUND
 from funes_py.render import format_passages as render
 from funes_py.server.config import ServiceConfig
 from funes_py.server.passages import passage_count, strip_pasted_recall
-from funes_py.server.redact import mask_secrets
 from funes_py.server.turns import BadRequest, parse_body
 
 # --- secrets ----------------------------------------------------------------------------------------

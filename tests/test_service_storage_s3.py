@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from funes_py.server.storage import S3Data
+from funes_py.tenancy.storage import S3Data
 
 
 @pytest.fixture

@@ -153,10 +153,9 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
             conv = tenant.conversation(conv_id) if known else None
             async with conv.lock if conv is not None else contextlib.nullcontext():
                 assert svc.memories is not None
-                dropped: list[bool] = []
-                rows = await svc.memories.forget(tenant.id, conv_id, lambda: dropped.append(tenant.drop(conv_id)))
+                found, rows = await svc.memories.forget(tenant.id, conv_id, lambda: tenant.drop(conv_id))
                 slot_files = await svc.slots.forget(tenant.id, conv, conv_id) if svc.slots is not None else 0
-            if not (any(dropped) or rows):
+            if not found:
                 raise ProxyError(404, f"no conversation {conv_id}", param="conversation", code="not_found")
             return JSONResponse({"forgotten": conv_id, "rows_removed": rows, "slot_files_removed": slot_files})
 

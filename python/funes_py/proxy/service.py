@@ -11,15 +11,24 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from ..server.auth import TenantTokenVerifier, tenant_id
+from ..tenancy import LocalData, TenancyLimits, Tenants, TenantTokenVerifier, tenant_id
 from .config import ProxyConfig
 from .engines import EngineInfo, Llama, detect
-from .memory import Memories
 from .slots import SlotKeeper
 from .tenant import LOCAL_USER, Tenant
 from .upstream import Upstream
 
 log = logging.getLogger("funes_py.proxy")
+
+# The archive's memories: the tenancy the recall service uses, with the proxy's own sizes. Index runs embed on
+# the same two cores as the answers, so one at a time.
+MAX_OPEN_TENANTS = 32
+TENANT_IDLE_S = 3600.0
+RECALL_THREADS = 2
+INDEX_THREADS = 1
+# A run cut short loses nothing (the stamp is written only after a run succeeds, and the next start indexes
+# every file newer than it again), so shutdown waits a little, not for a whole run.
+STOP_GRACE_S = 3.0
 
 
 class ProxyService:
@@ -33,7 +42,7 @@ class ProxyService:
         self.engine: EngineInfo | None = None
         self.llama: Llama | None = None
         self.slots: SlotKeeper | None = None
-        self.memories: Memories | None = None
+        self.memories: Tenants | None = None
         self.tenants: dict[str, Tenant] = {}
         self._detecting = asyncio.Lock()
         self._tenant_lock = asyncio.Lock()
@@ -49,9 +58,15 @@ class ProxyService:
         self.cfg.data_dir.mkdir(parents=True, exist_ok=True)
         if self._models is None:
             self._models = await asyncio.to_thread(Models.load)
-        self.memories = Memories(self.cfg.data_dir, self._models, self.cfg.index_debounce_s,
-                                 self.cfg.index_max_wait_s, self._sync_archive)  # fmt: skip
-        self.memories.recover()
+        limits = TenancyLimits(
+            recall_threads=RECALL_THREADS, index_workers=INDEX_THREADS, max_open=MAX_OPEN_TENANTS, idle_s=TENANT_IDLE_S,
+            debounce_s=self.cfg.index_debounce_s, max_wait_s=self.cfg.index_max_wait_s,
+        )
+        # Layout per tenant (`DATA/<tenant>/`): `src/` (the archive), `memory/` (the engine's home),
+        # `indexed.stamp`: the service's local layout, so the same storage serves both.
+        self.memories = Tenants(LocalData(self.cfg.data_dir), self._models, limits, name="funes-proxy",
+                                before_index=self._sync_archive)  # fmt: skip
+        self.memories.start()
         try:
             await self.engine_info()
         except Exception as e:  # the engine may start after the proxy: detected again on the first request
@@ -63,7 +78,7 @@ class ProxyService:
         for task in self._tasks:
             task.cancel()
         if self.memories is not None:
-            await self.memories.stop()
+            await self.memories.stop(STOP_GRACE_S)
         await self.upstream.close()
 
     async def engine_info(self) -> EngineInfo:
@@ -100,18 +115,20 @@ class ProxyService:
                 if t is None:
                     mask = None
                     if self.cfg.mask_secrets:
-                        from ..server.redact import mask_secrets
+                        from ..redact import mask_secrets
 
                         mask = mask_secrets
                     t = await asyncio.to_thread(Tenant, tid, self.cfg.data_dir / tid, mask)
                     self.tenants[tid] = t
         return t
 
-    def _sync_archive(self, tid: str, conv: str) -> None:
-        """Before an index run reads a conversation file: make its pending lines durable."""
+    def _sync_archive(self, tid: str, convs: set[str] | None) -> None:
+        """Before an index run reads these conversation files (None: all): make their pending lines durable, so
+        the background run is also what syncs lines that nothing hid yet."""
         t = self.tenants.get(tid)
         if t is not None:
-            t.archive.sync(conv)
+            for conv in t.archive.dirty() if convs is None else sorted(convs):
+                t.archive.sync(conv)
 
     def root(self, tid: str) -> Path:
         return self.cfg.data_dir / tid

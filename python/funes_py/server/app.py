@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from ..gc_freeze import freeze_startup
-from .auth import TenantTokenVerifier
+from ..tenancy.auth import TenantTokenVerifier
 from .config import ServiceConfig
 from .mcp_guard import McpGuard
 from .mcp_tool import build_mcp

@@ -48,7 +48,7 @@ DEFAULT_RECALL_TIMEOUT_S = 10.0
 DEFAULT_MAX_OPEN_TENANTS = 64
 DEFAULT_TENANT_IDLE_S = 1800.0
 # Replicas sharing a bucket: how often one looks for writes that another acknowledged and never indexed
-# (it died), in the tenants it holds open (one LIST request per open tenant each time). storage.py.
+# (it died), in the tenants it holds open (one LIST request per open tenant each time). funes_py/tenancy/storage.py.
 DEFAULT_RECONCILE_S = 30.0
 
 # Write path.
@@ -81,7 +81,7 @@ DEFAULT_LOG_LEVEL = "INFO"
 class ServiceConfig:
     host: str = env_field("FUNES_HOST", DEFAULT_HOST, "interface to bind (`--host`); the container uses `0.0.0.0`")
     port: int = env_field("FUNES_PORT", DEFAULT_PORT, "TCP port (`--port`)")
-    # A path, or `s3://bucket/prefix` shared by every replica (storage.py; AWS_* variables as for Lance).
+    # A path, or `s3://bucket/prefix` shared by every replica (funes_py/tenancy/storage.py; AWS_* variables as for Lance).
     data_dir: str = env_field(
         "FUNES_DATA", DEFAULT_DATA_DIR, "where tenants live (`--data`): a directory, or `s3://bucket/prefix` shared by replicas"
     )

@@ -27,7 +27,7 @@ import anyio
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .auth import TenantTokenVerifier, tenant_id
+from ..tenancy.auth import TenantTokenVerifier, tenant_id
 from .config import ServiceConfig
 from .jsonbody import BadRequest, JsonLimits, NotJson, parse_json
 

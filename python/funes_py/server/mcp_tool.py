@@ -19,7 +19,7 @@ from mcp.types import ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 from .._funes import __version__
-from .auth import TenantTokenVerifier
+from ..tenancy.auth import TenantTokenVerifier
 from .passages import UNAVAILABLE
 from .service import Service
 

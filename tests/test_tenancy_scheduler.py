@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from funes_py.server.indexer import IndexScheduler
-from funes_py.server.storage import read_stamp, stale_conversations, write_stamp
+from funes_py.tenancy.scheduler import IndexScheduler
+from funes_py.tenancy.storage import read_stamp, stale_conversations, write_stamp
 
 
 class Recorder:

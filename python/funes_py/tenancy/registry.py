@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-log = logging.getLogger("funes_py.server")
+log = logging.getLogger("funes_py.tenancy")
 
 
 @dataclass

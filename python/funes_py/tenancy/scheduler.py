@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-log = logging.getLogger("funes_py.server")
+log = logging.getLogger("funes_py.tenancy")
 
 # run(tenant, conversation ids, or None for every file in src/)
 RunFn = Callable[[str, "set[str] | None"], Awaitable[None]]

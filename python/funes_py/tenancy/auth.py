@@ -19,7 +19,7 @@ import jwt
 if TYPE_CHECKING:  # the MCP SDK only for the MCP surface: the proxy shares this module without it
     from mcp.server.auth.provider import AccessToken
 
-log = logging.getLogger("funes_py.server")
+log = logging.getLogger("funes_py.tenancy")
 
 TENANT_HEX_CHARS = 24
 

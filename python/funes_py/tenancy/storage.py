@@ -3,7 +3,7 @@
 Layout of one tenant under the data root (`FUNES_DATA`: a path, or `s3://bucket/prefix`):
     <tenant>/src/<conversation_id>.funes.jsonl   what the ingest route stored (the source of truth)
     <tenant>/memory/                             the Engine home (a Lance dataset), rebuilt from src/ if lost
-    <tenant>/indexed.stamp                       local: when the last complete index run started (indexer.py)
+    <tenant>/indexed.stamp                       local: when the last complete index run started (scheduler.py)
     <tenant>/pending/<id>.<token>                S3: a write that no index run has completed yet (below)
 
 `TenantData` is what the service asks of either: write a conversation durably (an ingest is acknowledged
@@ -11,7 +11,7 @@ only after this returns), delete one, plan an index run, and say which conversat
 memory yet. The engine opens `memory_home(tenant)` itself: Lance reads and commits on S3 with its own object
 store (conditional PUT), so two replicas may index one tenant at once.
 
-What is not indexed yet, on a local root: the stamp (indexer.py), a time that one process keeps. Replicas
+What is not indexed yet, on a local root: the stamp (scheduler.py), a time that one process keeps. Replicas
 sharing a bucket cannot share a time like that (a replica's run knows nothing of the writes another one
 acknowledged and died with), so on S3 every acknowledged write leaves a marker, `<tenant>/pending/<id>.<token>`,
 unique to that write and put after its source. An index run, on any replica, lists the markers first, indexes
@@ -202,9 +202,12 @@ def _index_sources(sources: Callable[[], Iterator[tuple[str, list[str]]]]) -> In
 def _read_files(files: list[Path]) -> Iterator[tuple[str, list[str]]]:
     for f in files:
         try:
-            yield str(f), f.read_text(encoding="utf-8", errors="replace").splitlines()
+            text = f.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:  # forgotten since the run was planned
             continue
+        # A last line without its newline is still being appended (the proxy's archive grows in place): it is
+        # left for the run its writer scheduled, as the engine's own file reader does.
+        yield str(f), text.split("\n")[:-1]
 
 
 def write_atomic(path: Path, lines: list[str]) -> None:
