@@ -11,15 +11,20 @@
 //!         (legs and neighbours answered by `resident`, the warm engine's copy in RAM, or by `store` queries)
 //! ```
 //! Dependencies point down only: a module imports modules of a lower layer, never of its own layer or
-//! above (`layers_test` reads every `crate::` path of every file and checks it against this table). `py`
-//! imports only `engine` (which re-exports every type the binding converts) and `error`. Nothing below
-//! `engine` knows about Python.
+//! above. `py` imports only `engine` (which re-exports every type the binding converts) and `error`. Nothing
+//! below `engine` knows about Python, but for `records`' macro, which makes a result struct its own Python
+//! class behind the `python` feature. A *pure* file does no I/O and reads no environment: it names no
+//! `std::fs`, `std::net`, `std::process`, `std::env`, tokio, Lance or ort outside its tests (scoped threads
+//! that split a computation are allowed), and imports only pure files. In the table's last column, `yes`
+//! means every file of the module, `yes but X` all but X, `mixed: X, Y` only those. `layers_test` checks all
+//! of it on the source (whole `use` items and inline paths, `super::` resolved) and fails on a module
+//! missing from the table.
 //!
 //! | layer | module      | job                                                                 | pure? |
 //! |-------|-------------|---------------------------------------------------------------------|-------|
 //! | 8     | `py`        | the PyO3 binding (feature `python`): extract, release the GIL, call, convert | no |
 //! | 7     | `engine`    | the facade: decides what a call does, owns the lock and the runtime  | no    |
-//! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed |
+//! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed: `fusion`, `repeats`, `turns` |
 //! | 5     | `memory`    | a memory: the dataset and its resident copy, kept in step            | no    |
 //! | 4     | `store`     | the Lance dataset; the only module naming `lancedb`/Arrow or writing SQL | no |
 //! | 4     | `resident`  | a warm memory's copy in RAM: packed rows, int8 codes, BM25 postings | yes |
@@ -28,10 +33,11 @@
 //! | 3     | `thesaurus` | a model's near words, which BM25 also asks for (weighted)           | yes   |
 //! | 2     | `chunk`     | render blocks, split ~1,200 chars, stable ids, stitch splits back    | yes   |
 //! | 2     | `analyzer`  | what the BM25 leg sees: identifier glue for `MT-4471`-style tokens   | yes   |
-//! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes (+ file walk) |
+//! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes but `files` |
 //! | 1     | `options`   | the options of every call, with named default constants              | yes   |
 //! | 1     | `home`      | where a memory lives: a local path or `s3://bucket/prefix`           | yes   |
 //! | 1     | `time`      | timestamps and date bounds                                           | yes   |
+//! | 0     | `records`   | `result_record!`: a result struct that, with `python`, is its Python class | yes |
 //! | 0     | `error`     | one error type, one variant per Python exception class               | yes   |
 //! | 0     | `runtime`   | the one tokio runtime (fork-aware)                                   | no    |
 //! | 0     | `heap`      | gives the C allocator's freed memory back between a run's phases     | no    |
@@ -68,6 +74,7 @@ pub mod ingest;
 pub mod memory;
 pub mod options;
 pub mod record;
+mod records;
 pub mod resident;
 pub mod runtime;
 pub mod search;

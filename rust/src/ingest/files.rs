@@ -1,7 +1,9 @@
-//! Which files an index run reads: a file as given, or every `*.funes.jsonl` under a directory.
+//! The files an index run reads: which (a file as given, or every `*.funes.jsonl` under a directory) and their
+//! lines. The only part of `ingest` that touches the disk; the rest is pure.
 
 use std::path::{Path, PathBuf};
 
+use super::{parse_bytes, ParsedFile};
 use crate::error::{Error, Result};
 
 pub const SUFFIX: &str = ".funes.jsonl";
@@ -38,6 +40,11 @@ pub fn collect_files(path: &Path) -> Result<Vec<PathBuf>> {
     }
     out.sort();
     Ok(out)
+}
+
+pub fn parse_file(path: &Path) -> Result<ParsedFile> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    Ok(parse_bytes(path, &bytes))
 }
 
 #[cfg(test)]

@@ -2,14 +2,10 @@
 //! A line that is not valid JSON or lacks a required field is skipped and reported with its file and line
 //! number; the rest of the file is kept.
 
-mod walk;
-
-pub use walk::collect_files;
+pub mod files;
 
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
-
-use crate::error::{Error, Result};
 
 /// One content block of a message.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -89,11 +85,6 @@ pub fn parse_lines<'a>(source: &Path, lines: impl IntoIterator<Item = (usize, &'
         }
     }
     out
-}
-
-pub fn parse_file(path: &Path) -> Result<ParsedFile> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
-    Ok(parse_bytes(path, &bytes))
 }
 
 #[cfg(test)]
