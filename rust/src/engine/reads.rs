@@ -6,6 +6,7 @@ use super::state::IndexState;
 use super::Engine;
 use crate::error::{Error, Result};
 use crate::options::DEFAULT_SCAN_CONTEXT;
+use crate::records::result_record;
 use crate::runtime::block_on;
 use crate::search::{assemble_turns, preview, TurnText};
 use crate::store::{Filter, StoreStats, ROW_COLUMNS};
@@ -13,36 +14,42 @@ use crate::store::{Filter, StoreStats, ROW_COLUMNS};
 /// Characters of the opening ask and the last word in a sketch.
 pub const SKETCH_PREVIEW_CHARS: usize = 300;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanMatch {
-    pub turn_uuid: String,
-    pub seq: i64,
-    pub ts: String,
-    pub role: String,
-    /// The match with `context` characters on each side, whitespace collapsed, "…" where the turn goes on.
-    pub excerpt: String,
+result_record! {
+    /// One exact occurrence of a needle in a session (`Engine::scan`).
+    pub struct ScanMatch as "ScanMatch" repr("seq={}, excerpt={:?}", seq, excerpt) {
+        pub turn_uuid: String,
+        pub seq: i64,
+        pub ts: String,
+        pub role: String,
+        /// The match with `context` characters on each side, whitespace collapsed, "…" where the turn goes on.
+        pub excerpt: String,
+    }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionInfo {
-    pub session_id: String,
-    pub first_ts: String,
-    pub last_ts: String,
-    pub turns: usize,
+result_record! {
+    /// A session with its dates and turn count (`Engine::sessions`).
+    pub struct SessionInfo as "SessionInfo" repr("session_id={:?}, last_ts={:?}, turns={}", session_id, last_ts, turns) {
+        pub session_id: String,
+        pub first_ts: String,
+        pub last_ts: String,
+        pub turns: usize,
+    }
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sketch {
-    pub session_id: String,
-    pub first_ts: String,
-    pub last_ts: String,
-    pub turns: usize,
-    pub chars: usize,
-    /// The first user turn (the opening ask), as a preview.
-    pub opening: String,
-    /// The last turn, as a preview.
-    pub last_word: String,
-    pub last_role: String,
+result_record! {
+    /// A session at a glance (`Engine::sketch`).
+    pub struct Sketch as "Sketch" repr("session_id={:?}, turns={}, opening={:?}", session_id, turns, opening) {
+        pub session_id: String,
+        pub first_ts: String,
+        pub last_ts: String,
+        pub turns: usize,
+        pub chars: usize,
+        /// The first user turn (the opening ask), as a preview.
+        pub opening: String,
+        /// The last turn, as a preview.
+        pub last_word: String,
+        pub last_role: String,
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -58,12 +65,14 @@ pub struct Status {
     pub store: StoreStats,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct ForgetReport {
-    pub session_id: String,
-    pub found: bool,
-    pub rows_removed: usize,
-    pub turns_removed: usize,
+result_record! {
+    /// What `Engine::forget` removed.
+    pub struct ForgetReport as "ForgetReport" repr("session_id={:?}, found={}, rows_removed={}", session_id, found, rows_removed) {
+        pub session_id: String,
+        pub found: bool,
+        pub rows_removed: usize,
+        pub turns_removed: usize,
+    }
 }
 
 impl Engine {

@@ -1,5 +1,6 @@
-//! The result types as Python classes: frozen, typed attributes, a readable repr. Converted from the core
-//! types field by field.
+//! The result types whose Python shape differs from the core's, as Python classes: frozen, typed
+//! attributes, a readable repr, converted from the core types field by field. The records whose shape is the
+//! same are the core's own structs (`crate::records::result_record!`), registered here as they are.
 
 use pyo3::prelude::*;
 
@@ -16,17 +17,6 @@ macro_rules! repr {
     };
 }
 
-#[pyclass(module = "funes_py._funes", name = "Neighbor", frozen, get_all)]
-#[derive(Clone)]
-pub struct Neighbor {
-    pub turn_uuid: String,
-    pub role: String,
-    pub seq: i64,
-    pub ts: String,
-    pub text: String,
-}
-repr!(Neighbor, "role={:?}, seq={}, text={:?}", role, seq, text);
-
 #[pyclass(module = "funes_py._funes", name = "Hit", frozen, get_all)]
 #[derive(Clone)]
 pub struct Hit {
@@ -42,7 +32,7 @@ pub struct Hit {
     pub score: f64,
     pub similarity: f32,
     pub reranked: bool,
-    pub neighbors: Vec<Neighbor>,
+    pub neighbors: Vec<core::Neighbor>,
 }
 repr!(Hit, "ts={:?}, role={:?}, score={:.4}, text={:?}", ts, role, score, text);
 
@@ -62,11 +52,7 @@ impl From<core::Hit> for Hit {
             score: h.score,
             similarity: h.similarity,
             reranked: h.reranked,
-            neighbors: h
-                .neighbors
-                .into_iter()
-                .map(|n| Neighbor { turn_uuid: n.turn_uuid, role: n.role, seq: n.seq, ts: n.ts, text: n.text })
-                .collect(),
+            neighbors: h.neighbors,
         }
     }
 }
@@ -115,95 +101,6 @@ impl From<core::IndexReport> for IndexReport {
     }
 }
 
-#[pyclass(module = "funes_py._funes", name = "Turn", frozen, get_all)]
-#[derive(Clone)]
-pub struct Turn {
-    pub session_id: String,
-    pub turn_uuid: String,
-    pub seq: i64,
-    pub ts: String,
-    pub role: String,
-    pub text: String,
-    pub block_types: Vec<String>,
-}
-repr!(Turn, "seq={}, role={:?}, text={:?}", seq, role, text);
-
-impl From<core::TurnText> for Turn {
-    fn from(t: core::TurnText) -> Self {
-        Turn {
-            session_id: t.session_id,
-            turn_uuid: t.turn_uuid,
-            seq: t.seq,
-            ts: t.ts,
-            role: t.role,
-            text: t.text,
-            block_types: t.block_types,
-        }
-    }
-}
-
-#[pyclass(module = "funes_py._funes", name = "ScanMatch", frozen, get_all)]
-#[derive(Clone)]
-pub struct ScanMatch {
-    pub turn_uuid: String,
-    pub seq: i64,
-    pub ts: String,
-    pub role: String,
-    pub excerpt: String,
-}
-repr!(ScanMatch, "seq={}, excerpt={:?}", seq, excerpt);
-
-impl From<core::ScanMatch> for ScanMatch {
-    fn from(m: core::ScanMatch) -> Self {
-        ScanMatch { turn_uuid: m.turn_uuid, seq: m.seq, ts: m.ts, role: m.role, excerpt: m.excerpt }
-    }
-}
-
-#[pyclass(module = "funes_py._funes", name = "SessionInfo", frozen, get_all)]
-#[derive(Clone)]
-pub struct SessionInfo {
-    pub session_id: String,
-    pub first_ts: String,
-    pub last_ts: String,
-    pub turns: usize,
-}
-repr!(SessionInfo, "session_id={:?}, last_ts={:?}, turns={}", session_id, last_ts, turns);
-
-impl From<core::SessionInfo> for SessionInfo {
-    fn from(s: core::SessionInfo) -> Self {
-        SessionInfo { session_id: s.session_id, first_ts: s.first_ts, last_ts: s.last_ts, turns: s.turns }
-    }
-}
-
-#[pyclass(module = "funes_py._funes", name = "Sketch", frozen, get_all)]
-#[derive(Clone)]
-pub struct Sketch {
-    pub session_id: String,
-    pub first_ts: String,
-    pub last_ts: String,
-    pub turns: usize,
-    pub chars: usize,
-    pub opening: String,
-    pub last_word: String,
-    pub last_role: String,
-}
-repr!(Sketch, "session_id={:?}, turns={}, opening={:?}", session_id, turns, opening);
-
-impl From<core::Sketch> for Sketch {
-    fn from(s: core::Sketch) -> Self {
-        Sketch {
-            session_id: s.session_id,
-            first_ts: s.first_ts,
-            last_ts: s.last_ts,
-            turns: s.turns,
-            chars: s.chars,
-            opening: s.opening,
-            last_word: s.last_word,
-            last_role: s.last_role,
-        }
-    }
-}
-
 #[pyclass(module = "funes_py._funes", name = "Status", frozen, get_all)]
 #[derive(Clone)]
 pub struct Status {
@@ -246,32 +143,16 @@ impl From<core::Status> for Status {
     }
 }
 
-#[pyclass(module = "funes_py._funes", name = "ForgetReport", frozen, get_all)]
-#[derive(Clone)]
-pub struct ForgetReport {
-    pub session_id: String,
-    pub found: bool,
-    pub rows_removed: usize,
-    pub turns_removed: usize,
-}
-repr!(ForgetReport, "session_id={:?}, found={}, rows_removed={}", session_id, found, rows_removed);
-
-impl From<core::ForgetReport> for ForgetReport {
-    fn from(r: core::ForgetReport) -> Self {
-        ForgetReport { session_id: r.session_id, found: r.found, rows_removed: r.rows_removed, turns_removed: r.turns_removed }
-    }
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<Neighbor>()?;
+    m.add_class::<core::Neighbor>()?;
     m.add_class::<Hit>()?;
     m.add_class::<BadLine>()?;
     m.add_class::<IndexReport>()?;
-    m.add_class::<Turn>()?;
-    m.add_class::<ScanMatch>()?;
-    m.add_class::<SessionInfo>()?;
-    m.add_class::<Sketch>()?;
+    m.add_class::<core::TurnText>()?;
+    m.add_class::<core::ScanMatch>()?;
+    m.add_class::<core::SessionInfo>()?;
+    m.add_class::<core::Sketch>()?;
     m.add_class::<Status>()?;
-    m.add_class::<ForgetReport>()?;
+    m.add_class::<core::ForgetReport>()?;
     Ok(())
 }

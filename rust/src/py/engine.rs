@@ -106,10 +106,9 @@ impl Engine {
     }
 
     #[pyo3(signature = (session_id, turn_uuid=None, window=core::DEFAULT_GET_WINDOW))]
-    fn get(&self, py: Python<'_>, session_id: String, turn_uuid: Option<String>, window: usize) -> PyResult<Vec<classes::Turn>> {
+    fn get(&self, py: Python<'_>, session_id: String, turn_uuid: Option<String>, window: usize) -> PyResult<Vec<core::TurnText>> {
         let inner = self.inner.clone();
-        let turns = py.detach(|| inner.get(&session_id, turn_uuid.as_deref(), window)).map_err(to_py)?;
-        Ok(turns.into_iter().map(Into::into).collect())
+        py.detach(|| inner.get(&session_id, turn_uuid.as_deref(), window)).map_err(to_py)
     }
 
     #[pyo3(signature = (session_id, needle, ignore_case=true, context=None))]
@@ -120,23 +119,21 @@ impl Engine {
         needle: String,
         ignore_case: bool,
         context: Option<usize>,
-    ) -> PyResult<Vec<classes::ScanMatch>> {
+    ) -> PyResult<Vec<core::ScanMatch>> {
         let inner = self.inner.clone();
-        let m = py.detach(|| inner.scan(&session_id, &needle, ignore_case, context)).map_err(to_py)?;
-        Ok(m.into_iter().map(Into::into).collect())
+        py.detach(|| inner.scan(&session_id, &needle, ignore_case, context)).map_err(to_py)
     }
 
     #[pyo3(signature = (since=None, until=None))]
-    fn sessions(&self, py: Python<'_>, since: Option<String>, until: Option<String>) -> PyResult<Vec<classes::SessionInfo>> {
+    fn sessions(&self, py: Python<'_>, since: Option<String>, until: Option<String>) -> PyResult<Vec<core::SessionInfo>> {
         let (s, u) = bounds(since, until)?;
         let inner = self.inner.clone();
-        let v = py.detach(|| inner.sessions(s, u)).map_err(to_py)?;
-        Ok(v.into_iter().map(Into::into).collect())
+        py.detach(|| inner.sessions(s, u)).map_err(to_py)
     }
 
-    fn sketch(&self, py: Python<'_>, session_id: String) -> PyResult<classes::Sketch> {
+    fn sketch(&self, py: Python<'_>, session_id: String) -> PyResult<core::Sketch> {
         let inner = self.inner.clone();
-        py.detach(|| inner.sketch(&session_id)).map(Into::into).map_err(to_py)
+        py.detach(|| inner.sketch(&session_id)).map_err(to_py)
     }
 
     fn status(&self, py: Python<'_>) -> PyResult<classes::Status> {
@@ -144,8 +141,8 @@ impl Engine {
         py.detach(|| inner.status()).map(Into::into).map_err(to_py)
     }
 
-    fn forget(&self, py: Python<'_>, session_id: String) -> PyResult<classes::ForgetReport> {
+    fn forget(&self, py: Python<'_>, session_id: String) -> PyResult<core::ForgetReport> {
         let inner = self.inner.clone();
-        py.detach(|| inner.forget(&session_id)).map(Into::into).map_err(to_py)
+        py.detach(|| inner.forget(&session_id)).map_err(to_py)
     }
 }

@@ -8,16 +8,18 @@ use crate::error::Result;
 use crate::memory::Memory;
 use crate::options::NEIGHBOR_PREVIEW_CHARS;
 use crate::record::StoredChunk;
+use crate::records::result_record;
 use crate::store::{Filter, ROW_COLUMNS};
 
-/// A neighbouring turn of a hit, shown as a short preview.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Neighbor {
-    pub turn_uuid: String,
-    pub role: String,
-    pub seq: i64,
-    pub ts: String,
-    pub text: String,
+result_record! {
+    /// A neighbouring turn of a hit, shown as a short preview.
+    pub struct Neighbor as "Neighbor" repr("role={:?}, seq={}, text={:?}", role, seq, text) {
+        pub turn_uuid: String,
+        pub role: String,
+        pub seq: i64,
+        pub ts: String,
+        pub text: String,
+    }
 }
 
 /// Adds the turns within `window` of each hit (not the hit's own turn), one preview per turn, from the

@@ -5,18 +5,21 @@ use std::collections::BTreeMap;
 
 use crate::chunk::stitch;
 use crate::record::StoredChunk;
+use crate::records::result_record;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct TurnText {
-    pub session_id: String,
-    pub turn_uuid: String,
-    pub seq: i64,
-    pub ts: String,
-    pub role: String,
-    /// Block texts in order, joined by a blank line.
-    pub text: String,
-    /// The block types present, in order.
-    pub block_types: Vec<String>,
+result_record! {
+    /// One turn of a session, its blocks and splits stitched back (`Engine::get`; Python's `Turn`).
+    pub struct TurnText as "Turn" repr("seq={}, role={:?}, text={:?}", seq, role, text) {
+        pub session_id: String,
+        pub turn_uuid: String,
+        pub seq: i64,
+        pub ts: String,
+        pub role: String,
+        /// Block texts in order, joined by a blank line.
+        pub text: String,
+        /// The block types present, in order.
+        pub block_types: Vec<String>,
+    }
 }
 
 /// Rows of one or more sessions → their turns ordered by (session, seq, turn).
