@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Runs the gates and the whole test suite: formatting and lints (cargo fmt, clippy, ruff, mypy), the Rust
 # core without Python (cargo test), then pytest (API, CLI, service, converter, benchmark generator; real
-# models from the installed packages). Run scripts/bootstrap.sh first.
+# models from the installed packages). Run scripts/bootstrap.sh first; this sets up what only the tests need
+# (scripts/test-setup.sh: about 6 minutes the first time, seconds after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/var/cache/funes_py/target}"
-export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
-export CARGO_INCREMENTAL=0
-PY="${PYTHON:-python3}"
+source scripts/env.sh
+
+bash scripts/test-setup.sh
 
 bash scripts/vendor-lancedb.sh
 cargo fmt --check
