@@ -1,7 +1,7 @@
 """How the best cosine of a recall grows with the memory's size: the evidence behind the answer floor's rise
 (`answer_floor_per_decade`, `funes_py.convert.floors`).
 
-    python -m benches.floor_growth [--n 1000 3000 10000] [--embedder NAME]
+    python -m benches.lab.floor_growth [--n 1000 3000 10000] [--embedder NAME]
 
 For each synthetic history and size (the memories of `benches.run --parts meaning`, indexed if missing): the
 best cosine of the memory for every out-of-domain question (`benches.reworded`'s negatives: about things never
@@ -18,9 +18,9 @@ import sys
 
 import numpy as np
 
-from .harness import read_jsonl
-from .meaning import DOMAINS, configs, indexed_household, indexed_ops
-from .metrics import answer_pattern
+from ..harness import read_jsonl
+from ..meaning import DOMAINS, configs, indexed_household, indexed_ops
+from ..metrics import answer_pattern
 
 
 def best_cosines(eng, root, domain: str, models) -> tuple[list[float], list[float]]:
@@ -41,7 +41,7 @@ def best_cosines(eng, root, domain: str, models) -> tuple[list[float], list[floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.floor_growth", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.lab.floor_growth", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000, 3000, 10000])
     ap.add_argument("--embedder", help="default: the service's (funes_py.config.DEFAULT_EMBEDDER)")
     args = ap.parse_args(argv)

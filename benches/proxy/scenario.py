@@ -1,4 +1,4 @@
-"""The published 9-turn experiment's shape, for the proxy benchmark (`proxy_bench.py`).
+"""The published 9-turn experiment's shape, for the proxy benchmark (`bench.py`).
 
 Turn 1 runs a release check that prints a build id, a p95 latency and a list of skipped migrations (and then
 deletes itself, so its output exists only in the conversation); turns 2-7 read real modules of installed

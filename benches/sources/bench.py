@@ -1,8 +1,8 @@
 """Memory and time of reading a large ChatGPT export (`funes_py.sources`): the adapter alone over the whole
 file, and a full index run (parse, chunk, embed, store) with its peak RSS above the loaded model.
 
-    python -m benches.sources_bench --mb 1024 --index-mb 64     # parse 1 GiB; index 64 MiB of the same stream
-    python -m benches.sources_bench --mb 1024 --index-mb 1024   # the full run (hours on 2 cores: embedding)
+    python -m benches.sources.bench --mb 1024 --index-mb 64     # parse 1 GiB; index 64 MiB of the same stream
+    python -m benches.sources.bench --mb 1024 --index-mb 1024   # the full run (hours on 2 cores: embedding)
 
 Each measurement runs in its own child process, so its peak memory is its own:
 * `parse`: `sources.items()` over the export, every line built (masking included), nothing kept. Peak RSS
@@ -28,10 +28,10 @@ import threading
 import time
 from pathlib import Path
 
-from .harness import child_json, meta
-from .latency import OUT
-from .results import RESULTS_MD, provenance, replace_section
-from .sources_gen import PLANTED, write_chatgpt
+from ..harness import child_json, meta
+from ..latency import OUT
+from ..results import RESULTS_MD, provenance, replace_section
+from .gen import PLANTED, write_chatgpt
 
 DIR = OUT / "sources"
 GB = 1e9
@@ -115,7 +115,7 @@ def full_length_texts(n: int) -> list[str]:
     """`n` texts of about one chunk's length (1,200 characters) from the generator's sentences."""
     import random
 
-    from .sources_gen import TOPICS, _text
+    from .gen import TOPICS, _text
 
     rng = random.Random(11)
     return [_text(rng, rng.choice(list(TOPICS)), 30)[:1200] for _ in range(n)]
@@ -161,14 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         kind, path = args.child
         print(json.dumps(child_parse(path) if kind == "parse" else child_index(path)))
         return 0
-    command = "python -m benches.sources_bench " + shlex.join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benches.sources.bench " + shlex.join(argv if argv is not None else sys.argv[1:])
     saved = OUT / "sources-bench.json"
     # A part not run this time keeps its last figures (each row names the command that made it).
     res: dict = json.loads(saved.read_text()) if saved.exists() else {}
     for part, mb in (("parse", args.mb), ("index", args.index_mb)):
         if mb:
             t0 = time.perf_counter()
-            row = child_json([sys.executable, "-m", "benches.sources_bench", "--child", part, str(export(mb))])
+            row = child_json([sys.executable, "-m", "benches.sources.bench", "--child", part, str(export(mb))])
             res[part] = {**row, "meta": meta(f"sources-{part}", command, False, time.perf_counter() - t0)}
     DIR.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(res, indent=1) + "\n")

@@ -1,13 +1,13 @@
 """Memory per index run of one warm engine, without the service (issue 11).
 
-    python -m benches.index_memory [--runs 400] [--warmup 100]
+    python -m benches.probes.index_memory [--runs 400] [--warmup 100]
 
 One `Engine` on a fresh home; each run indexes one new 4-turn conversation from its own file, then recalls
 its canary (so the resident copy is built and kept in step, as in the service). Every 50 runs: RSS
 (anonymous and file-backed), threads, seconds. At the end: KB of RSS per run after `--warmup` runs (least
 squares). The data itself adds a few KB a run (4 chunks in the resident copy, one stamp in the index state);
 anything above that is memory kept per run. Try allocator settings from outside: `MALLOC_ARENA_MAX=2 python
--m benches.index_memory`, or `LD_PRELOAD=.../libjemalloc.so.2`.
+-m benches.probes.index_memory`, or `LD_PRELOAD=.../libjemalloc.so.2`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benches.soak import slope
+from benches.probes.soak import slope
 from funes_py import Engine
 
 

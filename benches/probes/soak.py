@@ -1,7 +1,7 @@
 """Soak: the recall service under mixed load for minutes, with its memory watched (issue 11).
 
-    python -m benches.soak [--minutes 5] [--recall-clients 8] [--ingest-interval 0.5] [--warmup 1]
-    python -m benches.soak --minutes 30          # the RSS-flat check (growth after warm-up < 50 MB)
+    python -m benches.probes.soak [--minutes 5] [--recall-clients 8] [--ingest-interval 0.5] [--warmup 1]
+    python -m benches.probes.soak --minutes 30          # the RSS-flat check (growth after warm-up < 50 MB)
 
 Load, against a real server (`funes-py serve` in a subprocess, loopback, the service's defaults):
 - ingest: a new conversation every `--ingest-interval` s, round robin over the recall clients' tenants,
@@ -35,7 +35,8 @@ from pathlib import Path
 
 import httpx
 
-from benches.bench_service import INGEST_KEY, QUERIES, Server, conversations
+from benches.paths import OUT
+from benches.probes.service import INGEST_KEY, QUERIES, Server, conversations
 
 UNAVAILABLE = "unavailable right now"
 
@@ -202,7 +203,7 @@ def report(soak: Soak, args: argparse.Namespace, started: str, found: int, asked
     after = after_warmup(soak.rss)
     every = [v for m in soak.minutes for v in m.recalls]
     summary = {
-        "command": f"python -m benches.soak --minutes {args.minutes} --recall-clients {args.recall_clients} "
+        "command": f"python -m benches.probes.soak --minutes {args.minutes} --recall-clients {args.recall_clients} "
                    f"--ingest-interval {args.ingest_interval} --warmup {args.warmup}",
         "started": started, "rss_start_mib": rss_start,
         "recalls": len(every), "recalls_per_s": len(every) / (60 * args.minutes),
@@ -271,7 +272,7 @@ def main() -> int:
         finally:
             server.stop()
     summary = report(soak, args, started, found, asked, rss_start, server_threads)
-    out = Path(__file__).resolve().parent / "out"
+    out = OUT
     out.mkdir(exist_ok=True)
     (out / f"soak-{args.minutes}m.json").write_text(json.dumps(summary, indent=1))
     print(markdown(summary, args))

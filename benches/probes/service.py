@@ -1,6 +1,6 @@
 """Recall service throughput and latency through the MCP endpoint, and resident memory per warm tenant.
 
-    python benches/bench_service.py [--seconds 5] [--clients 1,4,16] [--tenants 1,10,100]
+    python -m benches.probes.service [--seconds 5] [--clients 1,4,16] [--tenants 1,10,100]
 
 What is timed: one `tools/call` of `recall_my_conversations` as a real MCP client sees it (HTTP, auth,
 JSON-RPC, engine recall, rendering), with C clients in one asyncio loop, each holding its own session

@@ -1,7 +1,7 @@
 """How much a passage's vector depends on the other texts embedded with it: the same passages embedded each
 alone, all in one call (the engine batches them by length), and in one call with as many other passages.
 
-    python -m benches.batch_noise [--n 400] [--embedder NAME ...]
+    python -m benches.lab.batch_noise [--n 400] [--embedder NAME ...]
 
 An int8 model quantises its activations with one scale per batch, so its vectors move with their batch-mates;
 a float32 model's do not. Prints, per embedder, the cosine between the forms (lowest and median) and the
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from .lab_corpus import read_rows
-from .synthetic import synthetic_root
+from ..synthetic import synthetic_root
+from .corpus import read_rows
 
 EMBEDDERS = ("sentence-transformers/all-MiniLM-L6-v2-int8", "sentence-transformers/all-MiniLM-L6-v2")
 
@@ -26,7 +26,7 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.batch_noise", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.lab.batch_noise", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=400, help="passages of the 1,000-conversation operations history")
     ap.add_argument("--embedder", nargs="+", default=list(EMBEDDERS))
     args = ap.parse_args(argv)

@@ -1,8 +1,8 @@
 """Cross-encoder rerank latency and memory: pools of 12 and 30 passages, MiniLM-sized and bge-reranker-base-sized.
 
-    python -m benches.rerank                 # all configurations, markdown table on stdout
-    python -m benches.rerank --calls 10      # fewer timed calls
-    python -m benches.rerank --no-int8       # skip the int8 rows (quantizing the base model takes ~1 min)
+    python -m benches.probes.rerank                 # all configurations, markdown table on stdout
+    python -m benches.probes.rerank --calls 10      # fewer timed calls
+    python -m benches.probes.rerank --no-int8       # skip the int8 rows (quantizing the base model takes ~1 min)
 
 What is timed: `Models.rerank_scores(query, pool)` (tokenise the pairs, one pair per forward pass, ONNX Runtime, one
 logit each), warm, in process, wall time per call; each call a different query and pool of 300-600-character
@@ -36,11 +36,11 @@ import sys
 import time
 from pathlib import Path
 
-from .harness import child_json
-from .latency import report
-from .metrics import percentiles
+from ..harness import child_json
+from ..latency import report
+from ..metrics import percentiles
+from ..paths import OUT
 
-OUT = Path(__file__).parent / "out"
 MODELS = OUT / "rerank-models"
 SHAPES = {"minilm": ("MiniLM-sized (6×384, like ms-marco-MiniLM-L-6-v2)", None),
           "bge-reranker-base": ("base-sized (12×768, like bge-reranker-base)", 250_002)}  # fmt: skip
@@ -102,7 +102,7 @@ def model_dir(shape: str, int8: bool) -> Path:
 
 def workload(calls: int, pool: int, seed: int = 11) -> list[tuple[str, list[str]]]:
     """`calls` (query, passages) pairs: questions and message text from the benchmark history."""
-    from .history import generate
+    from ..history import generate
 
     h = generate(120, seed=seed)
     rng = random.Random(seed)
@@ -226,7 +226,7 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.rerank", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.probes.rerank", description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, help=f"timed calls per configuration (default {CALLS})")
     ap.add_argument("--no-onnxruntime", action="store_true", help="skip the onnxruntime Python yardstick")
     ap.add_argument("--shape", choices=sorted(SHAPES), action="append", help="default: both")
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         for int8 in (False,) if args.no_int8 else (False, True):
             model_dir(shape, int8)  # build outside the measured processes
             for pool in POOLS:
-                cmd = [sys.executable, "-m", "benches.rerank", "--calls", str(args.calls or CALLS[shape]),
+                cmd = [sys.executable, "-m", "benches.probes.rerank", "--calls", str(args.calls or CALLS[shape]),
                        "--child", shape, str(pool), "1" if int8 else "0"]  # fmt: skip
                 if args.no_onnxruntime or int8:  # the yardstick is for the fp32 rows
                     cmd.append("--no-onnxruntime")

@@ -1,7 +1,7 @@
 """The MCP tool's relevance floor, calibrated in the fusion lab (issue 13): the proposal's ranking through the
 service's defaults (candidates 8, k 3, identifier guard, recency) with a `min_similarity` floor on cosine.
 
-    python -m benches.floor_lab --n 1000 3000 [--embedder NAME]
+    python -m benches.lab.floor_lab --n 1000 3000 [--embedder NAME]
 
 Two floors: `min_similarity` on every passage (what the engine has), and an answer-level floor (nothing when
 no passage's cosine reaches it; queries naming identifiers exempt: `answers_nothing`), which needs an engine
@@ -21,11 +21,11 @@ import sys
 import time
 from dataclasses import replace
 
+from ..metrics import answer_pattern
+from .corpus import LAB_OUT, Corpus
 from .fusion import Pool
 from .fusion_lab import Config, evaluate, load, proposal, rank
-from .lab_corpus import LAB_OUT, Corpus
-from .lab_sets import QuerySet, corpus_of
-from .metrics import answer_pattern
+from .sets import QuerySet, corpus_of
 
 GRID = tuple(round(0.025 * i, 3) for i in range(0, 21))   # 0 (no floor) to 0.5
 ANSWER_GRID = (0.0, 0.35, 0.375, 0.4, 0.4125, 0.425, 0.4375, 0.45, 0.4625, 0.475)
@@ -103,7 +103,7 @@ def render(sets: list[QuerySet], table: dict[str, dict[float, float]], chosen: f
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.floor_lab", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.lab.floor_lab", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000])
     ap.add_argument("--embedder", help="default: the service's (funes_py.config.DEFAULT_EMBEDDER)")
     ap.add_argument("--source", choices=("lab", "engine"), default="engine")

@@ -2,7 +2,7 @@
 over questions in turn, after one warm-up query. Small on purpose, so two builds (the CI `release` wheel and
 the `dist` wheel) or two models can be measured back to back by whichever Python has them installed:
 
-    python -m benches.warm_p50 --memory benches/out/history-10000-s7/memory \\
+    python -m benches.probes.warm_p50 --memory benches/out/history-10000-s7/memory \\
         --questions benches/out/history-10000-s7/questions.jsonl [--embedder NAME] [--calls 300] [--dated 2026]
 
 `--dated YEAR` also asks each question with " in <month> YEAR" appended (months in turn), alternating with the

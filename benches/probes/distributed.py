@@ -1,6 +1,6 @@
 """Replicas on one S3 bucket behind HAProxy (issue 17): the four measurements, in one run.
 
-    python -m benches.distributed [--seconds 6] [--tenants 100] [--clients 16] [--json benches/out/run-distributed.json]
+    python -m benches.probes.distributed [--seconds 6] [--tenants 100] [--clients 16] [--json benches/out/run-distributed.json]
 
 The parts are the tests' real ones: SeaweedFS 4.48 (tests/s3_helpers.py) on loopback, HAProxy running
 deploy/haproxy.cfg (tests/lb_helpers.py), and `python -m funes_py.server` replicas with FUNES_DATA=s3://...,
@@ -43,10 +43,11 @@ from typing import Any
 import httpx
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
+from benches.paths import REPO as ROOT
+
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' real parts: SeaweedFS and HAProxy harnesses
 
-from benches.bench_service import QUERIES, conversations  # noqa: E402
+from benches.probes.service import QUERIES, conversations  # noqa: E402
 from funes_py.server.auth import tenant_id  # noqa: E402
 from funes_py.server.passages import UNAVAILABLE  # noqa: E402
 from lb_helpers import HAProxy  # noqa: E402

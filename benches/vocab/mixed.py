@@ -1,13 +1,13 @@
 """The mixed Korean/English history: Korean sentences with English product names, jargon and codes, the way
 Korean engineers actually type (`Grundfos 펌프에서 seal leak`, `SAP 정산 export`, `Grafana 대시보드`).
 
-Everything not redefined here is `vocab_ko`'s. The topics are where the languages mix: a fact is stated with
+Everything not redefined here is `vocab.ko`'s. The topics are where the languages mix: a fact is stated with
 the English term or a product name, and its question paraphrases it in Korean around the same English head
 word, as the English questions keep theirs (`seal leak` said, `seal이 새는 문제` asked); a few share nothing
 (`leak test` said, `기밀 테스트` asked), so reading both languages counts. Keywords stay as people search.
 """
 
-from .vocab_ko import *  # noqa: F403  (the Korean lists this module does not redefine)
+from .ko import *  # noqa: F403  (the Korean lists this module does not redefine)
 
 MACHINE_TYPES = {
     "P": "Grundfos 펌프", "K": "Atlas Copco 압축기", "C": "컨베이어", "F": "배기팬",

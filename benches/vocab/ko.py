@@ -1,4 +1,4 @@
-"""The Korean synthetic history's word lists and sentence templates (data only; see `vocab` for the English
+"""The Korean synthetic history's word lists and sentence templates (data only; see `vocab.en` for the English
 ones and the reasons behind their shape: twelve of everything, a fact phrase, a question paraphrase and a
 keyword per topic).
 

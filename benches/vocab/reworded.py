@@ -1,14 +1,14 @@
 """Reworded questions and out-of-domain negatives for the operations history (`benches.history`): data only.
 
 The stored facts say "seal leak", "final QC check", "nightly settlement export", "switchgear upgrade"; the
-close questions of `vocab.LONG_Q` paraphrase them with the same stems ("leaking seal"). A user rarely reuses
+close questions of `vocab.en.LONG_Q` paraphrase them with the same stems ("leaking seal"). A user rarely reuses
 the stored words, so these questions say the same thing with synonyms and other sentence shapes: "a weeping
 gasket", "the quality gate right before dispatch", "the after-midnight payments clearing extract", "new
 electrical distribution panels". They were written from the meaning of each topic, not from its words, and
 `benches.reworded.check_reworded` proves on the text that no content word of the fact's own turns (the user's
 statement and the assistant's echo) comes back, except identifiers and the few words in `NO_SYNONYM`.
 
-Each topic has two reworded phrases, in the same order as its table in `vocab` (SYMPTOMS, CHECKS, JOBS,
+Each topic has two reworded phrases, in the same order as its table in `vocab.en` (SYMPTOMS, CHECKS, JOBS,
 PROJECTS). Symptom phrases read after "had" ("P-003 had a weeping gasket"); check phrases are noun phrases
 with their article; job and project phrases have no article (templates add "the" or a possessive).
 """

@@ -1,9 +1,9 @@
 """The offline fusion lab: today's ranking and the candidate levers, simulated on the same pools, tuned on the
-tuning sets and reported on the held-out ones (`lab_sets`).
+tuning sets and reported on the held-out ones (`lab.sets`).
 
-    python -m benches.fusion_lab --n 1000 3000                 # every set, the named configs
-    python -m benches.fusion_lab --n 1000 --sweep              # the fusion grid on the tuning sets
-    python -m benches.fusion_lab --n 1000 --check-engine       # the lab's legs and ranking against the engine's
+    python -m benches.lab.fusion_lab --n 1000 3000                 # every set, the named configs
+    python -m benches.lab.fusion_lab --n 1000 --sweep              # the fusion grid on the tuning sets
+    python -m benches.lab.fusion_lab --n 1000 --check-engine       # the lab's legs and ranking against the engine's
 
 A config is a fuser (`fusion.rrf` or `fusion.score_fusion` with its constants) and the engine's settings
 around it: leg depth (`candidates`), k, identifier guard, relevance floor, recency. `library` is what
@@ -23,16 +23,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import fusion, lab_corpus, lexical
-from .lab_corpus import LAB_OUT, Corpus
-from .lab_sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
-from .metrics import answer_pattern, turn_recall_table
-from .synthetic import synthetic_root
+from ..metrics import answer_pattern, turn_recall_table
+from ..synthetic import synthetic_root
+from . import corpus as lab_corpus
+from . import fusion, lexical
+from .corpus import LAB_OUT, Corpus
+from .sets import QuerySet, build_pool, corpus_of, engine_pool, locomo_sets, synthetic_sets
 
 Fuser = Callable[[fusion.Pool], list[tuple[int, float]]]
 # Bumped when a cached pool would no longer be what `load` builds (2: the engine's legs with every copy of a
-# repeated text, `lab_sets.engine_pool`; 3: `Pool.near_day`; 4: BM25 with the model's near words).
-POOL_VERSION = 4
+# repeated text, `sets.engine_pool`; 3: `Pool.near_day`; 4: BM25 with the model's near words; 5: the same pools,
+# but `Pool` moved to `benches.lab.fusion`, which older pickles do not name).
+POOL_VERSION = 5
 ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID_BONUS)
 
 
@@ -69,7 +71,7 @@ def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | N
 
 def lever_configs() -> list[Config]:
     """The engine's ranking and the levers beyond the formula (`levers.py`), each around the engine's
-    settings: `python -m benches.fusion_lab --levers`."""
+    settings: `python -m benches.lab.fusion_lab --levers`."""
     from . import levers
 
     out = [ENGINE]
@@ -149,8 +151,8 @@ def open_engine(corpus: str, models, keep_index: bool = False):
     embedder (the memories `benches.meaning` measures), indexed if needed."""
     from funes_py import Engine
 
-    from .locomo import load as load_locomo
-    from .meaning import indexed_household, indexed_ops, locomo_memory
+    from ..locomo import load as load_locomo
+    from ..meaning import indexed_household, indexed_ops, locomo_memory
 
     kind, _, rest = corpus.partition("-")
     if kind in ("ops", "home"):
@@ -163,7 +165,7 @@ def open_engine(corpus: str, models, keep_index: bool = False):
 def load(ns: list[int], models, locomo: bool = True, source: str = "lab") -> tuple[list[QuerySet], dict[str, Corpus]]:
     """Every set and corpus, each query's pool computed (or read from the cache). `source` "lab": the dense
     leg from the lab's own vectors (the corpus is embedded once); "engine": from the engine's memory of the
-    same passages (`lab_sets.engine_pool`: nothing embedded but the queries; the memory is indexed if
+    same passages (`sets.engine_pool`: nothing embedded but the queries; the memory is indexed if
     missing)."""
     sets: list[QuerySet] = []
     srcs: dict[str, Path] = {}
@@ -356,7 +358,7 @@ def variants_table(sets: list[QuerySet], corpora: dict[str, Corpus], variants: l
     scores = {id(q): corpora[corpus_of(qs, q)].bm25_scores(q.text) for qs in sets for q in qs.queries}
     near: dict[str, levers.MeaningTerms] = {}
     if any(v.meaning for v in variants):
-        from .lab_corpus import embed_cached
+        from .corpus import embed_cached
 
         words = list(dict.fromkeys(w for qs in sets for q in qs.queries for w in levers.words_of(q.text)))
         word_vectors = dict(zip(words, embed_cached(models, words, "query-words"), strict=True))
@@ -438,7 +440,7 @@ def check_engine(sets: list[QuerySet], corpora: dict[str, Corpus], models, limit
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benches.fusion_lab", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m benches.lab.fusion_lab", description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1000])
     ap.add_argument("--no-locomo", action="store_true")
     ap.add_argument("--embedder", help="model for the lab's vectors (default: the library's)")

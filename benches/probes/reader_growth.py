@@ -1,7 +1,7 @@
 """RSS of a warm engine (a reader with a resident copy) while another process appends to its memory: the
 recall service's situation, where ingest workers write and the server recalls, without the service around it.
 
-    python -m benches.reader_growth [--minutes 3]
+    python -m benches.probes.reader_growth [--minutes 3]
 
 A writer process indexes one 4-turn conversation (the soak's shape, `benches.soak.canary_body`) about every
 0.45 s into a fresh memory; this process recalls back to back and samples its own RSS and row count every
@@ -18,10 +18,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..paths import REPO
+
 WRITER = r"""
 import json, sys, time
 from pathlib import Path
-from benches.soak import canary_body
+from benches.probes.soak import canary_body
 from funes_py import Engine, Models
 home, tmp, stop = sys.argv[1], Path(sys.argv[2]), time.time() + float(sys.argv[3]) * 60
 eng = Engine(home, Models.load(), resident=False)
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     from funes_py.malloc import limit_arenas
 
     limit_arenas()  # as `funes-py serve` does
-    repo = Path(__file__).resolve().parent.parent
+    repo = REPO
     with tempfile.TemporaryDirectory(prefix="funes-reader-") as tmp:
         home = Path(tmp) / "memory"
         writer = [sys.executable, "-c", WRITER, str(home), tmp]
