@@ -10,8 +10,9 @@ shorter than the 1,200-character split, so one passage per turn; longer texts ar
 chunked differently). Vectors: `Models.embed` of the passage text, the engine's embedder; each distinct text
 once. The dense leg codes rows and query as `resident/dense.rs` does (int8, largest component to ±127,
 rounded half away from zero, one scale per row folding in 1/‖v‖) and scans all rows, as the engine does up
-to 12,800 rows at 100 candidates (above that it shortlists by sign bits first, which returned the full scan's
-top 30 on every benchmark query). BM25 asks for the near words of the query's words as the engine does by
+to `FULL_SCAN_MAX_ROWS` (8,192) rows; above that the engine shortlists 3,200 rows at depth 100 by the sign bits
+of each vector less the memory's mean, then scores those on their codes (MiniLM: the full scan's top 8 on all
+200 benchmark questions at 10,000 conversations, `resident/dense.rs`). BM25 asks for the near words of the query's words as the engine does by
 default (`thesaurus.rs`), from the embedder's own `thesaurus.tsv` (`lexical.near_terms`; none without one).
 """
 

@@ -1,12 +1,14 @@
-"""The MCP tool's relevance floor, calibrated in the fusion lab (issue 13): the proposal's ranking through the
-service's defaults (candidates 8, k 3, identifier guard, recency) with a `min_similarity` floor on cosine.
+"""The MCP tool's relevance floor, calibrated in the fusion lab (issue 13): the engine's ranking (score fusion,
+`fusion_lab.proposal`) through the service's defaults (candidates 8, k 3, identifier guard, recency) with a
+floor on cosine.
 
     python -m benches.lab.floor_lab --n 1000 3000 [--embedder NAME]
 
-Two floors: `min_similarity` on every passage (what the engine has), and an answer-level floor (nothing when
-no passage's cosine reaches it; queries naming identifiers exempt: `answers_nothing`), which needs an engine
-option. For every floor of a grid: hit@3 on the close and reworded questions, turn recall@3 on LoCoMo, and the share
-of out-of-domain and unanswerable questions answered with nothing. The floor is chosen on the tuning sets
+Two floors: `min_similarity` on every passage, and an answer-level floor (nothing when no passage's cosine
+reaches it; queries naming identifiers exempt: `answers_nothing`), which this lab chose and the engine has had
+since as `answer_floor` (the service's calibrated values: `funes_py.convert.floors`). For every floor of a
+grid: hit@3 on the close and reworded questions, turn recall@3 on LoCoMo, and the share of out-of-domain and
+unanswerable questions answered with nothing. The floor is chosen on the tuning sets
 only (operations history, LoCoMo 1-5): the highest floor that costs at most `MAX_COST` of hit@3 (turn recall@3
 on LoCoMo) on every tuning set, against the same ranking without a floor. The held-out sets (household
 history, LoCoMo 6-10) are then read at that floor. Pools come from the engine's memories (`--source engine`,

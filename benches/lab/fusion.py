@@ -4,12 +4,17 @@ A query's `Pool` holds what both legs found at some depth (each leg's top `depth
 and, for every row of the union, both raw scores: its cosine estimate to the query (the engine computes it
 for every candidate already, `Hit.similarity`) and its BM25 score (0 when it shares no term; the resident
 BM25 scores every document it touches before it cuts to the top n). `wanted` / `id_count` feed the identifier
-leg. Everything the Rust port needs is in these numbers, so a formula here ranks exactly as it would there.
+leg. Everything the engine's fusion reads is in these numbers, so a formula here ranks as it would there.
 
-* `rrf` is today's engine: reciprocal-rank fusion of dense (weight 0.3), BM25 and the identifier leg, k 60,
-  equal scores sharing a rank, then the first `candidates`, the floor, the guard, recency, the top k.
-* `score_fusion` is the lever: each leg's raw scores normalised over that leg's own top list, combined
-  convexly (`alpha` on dense), plus a bonus per identifier matched.
+* `score_fusion` is the engine's fusion since the port (`rust/src/search/fusion.rs`, main d3ff2eb): each
+  leg's raw scores as z-scores over that leg's own top list (`ENGINE_NORM`), combined convexly (dense weight
+  0.3), plus `ENGINE_ID_BONUS` times the share of the query's identifiers a row names and `DAY_BONUS` for a
+  row said near a day the query names; other normalisations and weights are the levers the sweep tried.
+* `rrf` is the engine before the port: reciprocal-rank fusion of dense (weight 0.3), BM25 and an identifier
+  list, k 60, equal scores sharing a rank. The lab keeps it as the baseline its first tables and `sweep`
+  compare against; the engine no longer has it.
+* `finish` is what the engine does after fusion either way (`search/mod.rs`): the first `candidates`, the
+  floor, the guard, recency, one copy of each text, the top k.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-RRF_K = 60.0
+RRF_K = 60.0   # `rrf`'s k, as the engine before the port had it
 RECENCY_SHARE = 0.02
 # The engine's score fusion (`rust/src/search/fusion.rs`): dense weight, each leg's normalisation, the bonus
 # for the query's identifiers.
@@ -56,7 +61,8 @@ class Pool:
 
 
 def competition_ranks(scores: Sequence[float]) -> list[int]:
-    """`Ranked::by_score`: equal neighbours share a rank (0, 1, 1, 3)."""
+    """Competition ranks, as the RRF engine ranked a leg (`Ranked::by_score` before the port): equal
+    neighbours share a rank (0, 1, 1, 3)."""
     ranks: list[int] = []
     for i, s in enumerate(scores):
         ranks.append(ranks[i - 1] if i > 0 and s == scores[i - 1] else i)
@@ -64,8 +70,9 @@ def competition_ranks(scores: Sequence[float]) -> list[int]:
 
 
 def identifier_order(pool: Pool) -> list[int]:
-    """`fusion::identifier_ranking`: rows naming wanted identifiers, most first, then BM25's order, then
-    dense's (the order the engine lists candidates in)."""
+    """The RRF engine's identifier list (`fusion::identifier_ranking` before the port, where score fusion
+    replaced it by the identifier bonus): rows naming wanted identifiers, most first, then BM25's order, then
+    dense's (the order the engine listed candidates in)."""
     if not pool.wanted:
         return []
     seen: dict[int, int] = {}
@@ -87,7 +94,8 @@ def finish(pool: Pool, fused: list[tuple[int, float]], candidates: int, k: int, 
     """The engine's steps after fusion: the first `candidates` (distinct texts when `text_of` gives a row's
     text; None keeps repeats), the relevance floor on cosine, the identifier guard, recency, one copy of each
     text, the top k (ties by row). `floor_spares_ids`: a row naming an identifier the query names passes the
-    floor whatever its cosine (the lever measured in `floor_lab`)."""
+    floor whatever its cosine (the lever measured in `floor_lab`). The engine's answer floor, which reads the
+    best cosine of the legs before fusion, is `floor_lab.answers_nothing`."""
     def above(r: int) -> bool:
         return floor is None or pool.cos[r] >= floor or (floor_spares_ids and pool.id_count.get(r, 0) > 0)
 
@@ -129,7 +137,8 @@ def repeat_key(text: str) -> str:
 
 
 def rrf(pool: Pool, dense_weight: float = 0.3, k: float = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion as `fusion::rrf_fuse` does it, over dense, BM25 and the identifier leg."""
+    """Reciprocal-rank fusion as `fusion::rrf_fuse` did it before the port, over dense, BM25 and the
+    identifier list."""
     acc: dict[int, list[float]] = {}
     lists = [([r for r, _ in pool.dense], competition_ranks([s for _, s in pool.dense]), dense_weight),
              ([r for r, _ in pool.bm25], competition_ranks([s for _, s in pool.bm25]), 1.0)]

@@ -1,14 +1,16 @@
-"""The offline fusion lab: today's ranking and the candidate levers, simulated on the same pools, tuned on the
-tuning sets and reported on the held-out ones (`lab.sets`).
+"""The offline fusion lab: the engine's ranking, the RRF ranking it replaced, and candidate levers, simulated on
+the same pools, tuned on the tuning sets and reported on the held-out ones (`lab.sets`).
 
     python -m benches.lab.fusion_lab --n 1000 3000                 # every set, the named configs
     python -m benches.lab.fusion_lab --n 1000 --sweep              # the fusion grid on the tuning sets
     python -m benches.lab.fusion_lab --n 1000 --check-engine       # the lab's legs and ranking against the engine's
 
-A config is a fuser (`fusion.rrf` or `fusion.score_fusion` with its constants) and the engine's settings
-around it: leg depth (`candidates`), k, identifier guard, relevance floor, recency. `library` is what
-`Engine.recall(q)` does by default (depth 30, k 8, recency 30 days with `now` pinned to the history's end;
-LoCoMo: k 10, recency off, as `locomo_recall`), `service` what the MCP service does (depth 8, k 3, guard).
+A config is a fuser (`fusion.score_fusion` with its constants, or `fusion.rrf`) and the engine's settings
+around it: leg depth, the cut to `candidates`, k, identifier guard, relevance floor, recency. `ENGINE` is what
+`Engine.recall(q)` does by default since the score-fusion port (`proposal()`: legs 100 deep, `candidates` 30,
+k 8, recency 30 days with `now` pinned to the history's end; LoCoMo: k 10, recency off, as `locomo_recall`);
+`proposal(k=3, guard=True, candidates=8)` is what the MCP service does. `RRF_LIBRARY` and `RRF_SERVICE` are
+the same two before the port (RRF over legs `candidates` deep: 30, and 8 for the service).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ ENGINE_FUSION = (fusion.ENGINE_ALPHA, fusion.ENGINE_NORM, None, fusion.ENGINE_ID
 class Config:
     name: str
     fuse: Fuser
-    depth: int = 30            # rows per leg before fusion (today: the engine's `candidates`)
+    depth: int = 30            # rows per leg before fusion (RRF: `candidates`; score fusion: FUSION_DEPTH)
     k: int = 8
     guard: bool = False
     floor: float | None = None
@@ -53,18 +55,20 @@ class Config:
     keep_repeats: bool = False      # every copy of a repeated text (the engine before `search::repeats`)
 
 
-def today(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
+def rrf_engine(depth: int = 30, k: int = 8, guard: bool = False, floor: float | None = None) -> Config:
+    """The engine before the score-fusion port: RRF of legs `depth` (its `candidates`) deep."""
     return Config("rrf 0.3", lambda p: fusion.rrf(p, 0.3), depth, k, guard, floor)
 
 
-LIBRARY = today()
-SERVICE = today(depth=8, k=3, guard=True)
+RRF_LIBRARY = rrf_engine()
+RRF_SERVICE = rrf_engine(depth=8, k=3, guard=True)
 
 
 def proposal(depth: int = 100, k: int = 8, guard: bool = False, floor: float | None = None,
              candidates: int = 30) -> Config:  # fmt: skip
-    """The lever kept (tuned on the tuning sets, see `sweep`): score fusion, z-scores per leg over its own
-    top 100, dense weight 0.3, identifier bonus 0.5; the fused list cut to `candidates` as today."""
+    """The lever kept (tuned on the tuning sets, see `sweep`) and ported, the engine's ranking since: score
+    fusion, z-scores per leg over its own top 100, dense weight 0.3, identifier bonus 0.5; the fused list cut
+    to `candidates`."""
     return Config("score z 0.3 id 0.5", lambda p: fusion.score_fusion(p, *ENGINE_FUSION), depth, k, guard, floor,
                   candidates=candidates)  # fmt: skip
 
@@ -83,9 +87,9 @@ def lever_configs() -> list[Config]:
     return out
 
 
-NAMED = [replace(LIBRARY, name="library today (rrf 0.3, depth 30)"),
+NAMED = [replace(RRF_LIBRARY, name="library before the port (rrf 0.3, depth 30)"),
          replace(proposal(), name="library proposal (score z 0.3, id 0.5, depth 100)"),
-         replace(SERVICE, name="service today (rrf, depth 8, k 3, guard)"),
+         replace(RRF_SERVICE, name="service before the port (rrf, depth 8, k 3, guard)"),
          replace(proposal(k=3, guard=True, candidates=8), name="service proposal (score, depth 100, candidates 8, k 3, guard)")]
 
 
@@ -255,10 +259,10 @@ def grid() -> list[Config]:
 
 
 def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config], top: int = 15) -> str:
-    """Each config's headline on every tuning set with answers, against today's ranking; ranked by the mean
-    gain, among configs that lose at most a point on no set."""
+    """Each config's headline on every tuning set with answers, against the RRF ranking the grid was run to
+    replace (`RRF_LIBRARY`); ranked by the mean gain, among configs that lose at most a point on no set."""
     tuning = [s for s in sets if s.split == "tuning" and not s.queries[0].negative]
-    base = {s.name: headline(s, evaluate(s, corpora, LIBRARY)) for s in tuning}
+    base = {s.name: headline(s, evaluate(s, corpora, RRF_LIBRARY)) for s in tuning}
     scored = []
     for cfg in configs:
         h = {s.name: headline(s, evaluate(s, corpora, cfg)) for s in tuning}
@@ -268,7 +272,7 @@ def sweep(sets: list[QuerySet], corpora: dict[str, Corpus], configs: list[Config
     scored.sort(key=lambda x: (not x[0], -x[1]))
     names = [s.name for s in tuning]
     out = "| config | mean gain | " + " | ".join(names) + " |\n|---|---|" + "---|" * len(names) + "\n"
-    out += "| today (rrf 0.3, d=30) | – | " + " | ".join(f"{100 * base[n]:.1f}" for n in names) + " |\n"
+    out += "| RRF before the port (rrf 0.3, d=30) | – | " + " | ".join(f"{100 * base[n]:.1f}" for n in names) + " |\n"
     for ok, gain, name, h in scored[:top]:
         out += (f"| {name}{'' if ok else ' (loses > 1 pt somewhere)'} | {100 * gain:+.1f} | "
                 + " | ".join(f"{100 * h[n]:.1f}" for n in names) + " |\n")

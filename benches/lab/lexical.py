@@ -1,8 +1,8 @@
 """The engine's BM25 leg and identifier leg, re-done in Python for the offline fusion lab (`fusion_lab`).
 
-Recall returns fused rank scores, not each leg's own score; score-aware fusion needs the raw BM25 score of
-every candidate. This module computes it as the engine does, so a fusion formula simulated here ranks as the
-Rust port will:
+Recall returns each passage's fused score and its cosine, not its BM25 score; the lab's fusion needs the raw
+BM25 score of every candidate. This module computes it as the engine does (`resident/bm25.rs`, the path of a
+warm engine), so a fusion formula simulated here ranks as the engine does:
 * analyser (`rust/src/analyzer.rs`, Lance's default FTS parameters, lance-tokenizer 13): split on every
   non-alphanumeric character, drop tokens of 40 bytes or more, lower-case, Snowball English stem, then drop
   stems in the NLTK English stop-word list (the filter runs after the stemmer, so "very" -> "veri" stays),
@@ -13,7 +13,7 @@ Rust port will:
 * query (`analyzer::fts_query`): the words plus the glued identifiers, each term once;
 * scoring (`resident/bm25.rs`, Lance's scorer): k1 1.2, b 0.75, idf ln(1 + (N - n + 0.5) / (n + 0.5)),
   document length in analysed terms.
-`check_against_engine` in fusion_lab compares the rankings with the engine's own BM25 leg.
+`fusion_lab --check-engine` (`check_engine`) compares the rankings with the engine's own BM25 leg.
 """
 
 from __future__ import annotations
