@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the scripted engine is the tests' tes
 from proxy_helpers import Proxy, filler  # noqa: E402
 
 from benches.proxy import scenario as sc  # noqa: E402
-from benches.results import replace_section  # noqa: E402
+from benches.results import write_section  # noqa: E402
 from proxy_double import Reply, ScriptedEngine, call, tokens  # noqa: E402
 
 OUT = ROOT / "benches" / "out"
@@ -372,9 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         res = {**previous, **res, "meta": {**res["meta"], "command": res["meta"]["command"] + f" --parts {args.parts}",
                                            "earlier": previous.get("meta")}}  # fmt: skip
     out_file.write_text(json.dumps(res, indent=1))
-    results = ROOT / "benches" / "RESULTS.md"
-    name = "proxy-quick" if args.quick else "proxy"
-    results.write_text(replace_section(results.read_text(), name, render(res)))
+    write_section("proxy-quick" if args.quick else "proxy", render(res))
     print(render(res))
     return 0
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..harness import child_json, meta
 from ..latency import OUT
-from ..results import RESULTS_MD, provenance, replace_section
+from ..results import provenance, write_section
 from .gen import PLANTED, write_chatgpt
 
 DIR = OUT / "sources"
@@ -172,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             res[part] = {**row, "meta": meta(f"sources-{part}", command, False, time.perf_counter() - t0)}
     DIR.mkdir(parents=True, exist_ok=True)
     saved.write_text(json.dumps(res, indent=1) + "\n")
-    doc = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
-    RESULTS_MD.write_text(replace_section(doc, "sources", section(res)))
+    write_section("sources", section(res))
     print(render(res))
     return 0
 
