@@ -75,7 +75,23 @@ def test_run_refuses_a_part_the_registry_does_not_know():
         run.parse(["--parts", "nonesuch"])
 
 
+def test_results_md_holds_one_section_per_registered_section_and_no_other():
+    found = set(dashboard.sections(RESULTS_MD.read_text(encoding="utf-8"))) - {"dashboard"}
+    assert not set(registry.SECTIONS) - found, f"registered, not in RESULTS.md: {sorted(set(registry.SECTIONS) - found)}"
+    assert not found - set(registry.SECTIONS), f"in RESULTS.md, not registered: {sorted(found - set(registry.SECTIONS))}"
 
+
+def test_every_section_of_results_md_gives_its_headline_figures():
+    for name, body in dashboard.sections(RESULTS_MD.read_text(encoding="utf-8")).items():
+        if name != "dashboard":
+            figures = registry.SECTIONS[name].headline(body)
+            assert figures and all(f.strip() for f in figures), name
+
+
+def test_the_dashboard_of_results_md_is_the_generated_one():
+    doc = RESULTS_MD.read_text(encoding="utf-8")
+    assert doc.index("<!-- bench:dashboard -->") < doc.index("<!-- bench:targets -->")
+    assert results.with_dashboard(doc) == doc, "RESULTS.md's dashboard differs from `python -m benches.results`'"
 
 
 def test_the_dashboard_shows_the_newest_run_its_build_and_its_commands():

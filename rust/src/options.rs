@@ -101,7 +101,7 @@ pub struct RecallOptions {
 /// The least cosine of a near word BM25 asks for (`thesaurus::Thesaurus::expand`), and the weight of a near
 /// word of cosine 1 against a query word's 1. Chosen in the fusion lab on its tuning sets: the least
 /// cosine at which no tuning set lost a question (0.5 cost one), `benches/lab/fusion_lab.py --meaning`; figures
-/// in `benches/RESULTS.md`.
+/// in `benches/HISTORY.md` ("Query words by meaning, in the lab").
 pub const NEAR_WORD_MIN_COSINE: f32 = 0.55;
 pub const NEAR_WORD_WEIGHT: f32 = 0.5;
 
