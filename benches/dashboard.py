@@ -164,7 +164,8 @@ def targets(body: str) -> list[str]:
     rows = table(body, "target", "observed")
     missed = [r for r in rows if "missed" in r.get("", "")]
     met = sum(r.get("", "") == "met" for r in rows)
-    out = [f"{met} of {len(rows)} met"]
+    other = len(rows) - met - len(missed)      # a quick run: "not measured at that size"
+    out = [f"{met} of {len(rows)} met" + (f", {other} not measured at the size they name" if other else "")]
     out += [f"missed: {cell(r, 'target')}: {cell(r, 'observed')}" for r in missed]
     return out
 
