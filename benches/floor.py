@@ -2,8 +2,8 @@
 question about something never discussed, without losing the answers to real questions.
 
 Measured once per question, simulated per threshold. The engine fuses the two legs, keeps the best
-`candidates` (30), then drops passages under the floor (and, with the guard, passages naming none of the
-query's identifiers), then ranks what is left. So one recall with k = candidates and no floor returns the whole
+`candidates` (30 distinct texts, `search::repeats`), then drops passages under the floor (and, with the guard,
+passages naming none of the query's identifiers), then ranks what is left, one copy of each text. So one recall with k = candidates and no floor returns the whole
 pool in rank order, each passage with its cosine `similarity`, and the floored top 3 for any threshold is the
 pool filtered by similarity, in the same order: `curve` computes it without asking the engine again.
 `check` asks the engine with the recommended setting to confirm the simulation.

@@ -18,9 +18,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from .latency import OUT, ensure_indexed, machine
+from .paths import REPO
 
 STAMP_FILE = "engine-stamp.txt"
-REPO = Path(__file__).resolve().parents[1]
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,7 @@ How a history is built (see benches/README.md for the why):
    in its own facts, in other facts' chatter, or in small talk.
 3. Facts get unique keys (machine+symptom, line+check, site+job, site+project) and unique answers.
 4. Chatter mentions the same entities with attributes that never form a fact's key.
-5. Messages are rendered from `vocab` templates; questions and unanswerable questions are phrased;
+5. Messages are rendered from `vocab.en` templates; questions and unanswerable questions are phrased;
    `check_history` then proves the promises on the text itself.
 Everything random comes from one `random.Random(seed)`; no clock, no global random, no set iteration.
 """
@@ -31,9 +31,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import ModuleType
 
-from . import vocab, vocab_ko, vocab_mixed
 from .korean import attach_particles
 from .metrics import answer_pattern
+from .vocab import en as vocab_en
+from .vocab import ko as vocab_ko
+from .vocab import mixed as vocab_mixed
 
 KINDS = ("ticket", "rate", "owner", "decision")
 MENTIONS_PER_ENTITY = 6          # target conversations per machine, site and line
@@ -86,7 +88,7 @@ def _korean_names(V: ModuleType, count: int) -> list[str]:
 
 
 LANGS = {
-    "en": Lang(vocab, lambda V, mid: f"{V.MACHINE_TYPES[mid[0]]} {mid}", lambda s: _a(s), _english_names, str),
+    "en": Lang(vocab_en, lambda V, mid: f"{V.MACHINE_TYPES[mid[0]]} {mid}", lambda s: _a(s), _english_names, str),
     "ko": Lang(vocab_ko, lambda V, mid: f"{mid} {V.MACHINE_TYPES[mid[0]]}", str, _korean_names, attach_particles),
     "mixed": Lang(vocab_mixed, lambda V, mid: f"{mid} {V.MACHINE_TYPES[mid[0]]}", str, _korean_names,
                   attach_particles),

@@ -5,7 +5,7 @@
     python -m benches.household --n 1000 --seed 7
 
 Written apart from `benches.history` (an operations lead) to report on what was not tuned on: another
-domain, other templates (`vocab_household`), entities that are street addresses ("14 Alder Close") and
+domain, other templates (`vocab.household`), entities that are street addresses ("14 Alder Close") and
 people's full names instead of coded identifiers, four other fact kinds, evenings and weekends of another
 year, and conversations of six or eight messages.
 
@@ -34,10 +34,10 @@ import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import vocab_household as V
 from .history import History, _cap, _Deck, _free_attr, _iso, _write_jsonl
 from .metrics import answer_pattern, boundary_regex
 from .reworded import content_stems, stem, template_words
+from .vocab import household as V
 
 KINDS = ("repair", "bill", "booking", "venue")
 TABLES = {"repair": V.REPAIRS, "bill": V.BILLS, "booking": V.BOOKINGS, "venue": V.OCCASIONS}

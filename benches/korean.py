@@ -2,7 +2,7 @@
 
 Korean particles attach to the noun (서버가, 서버를, 서버에서), and several have two forms chosen by whether
 the word before ends in a consonant (받침): 펌프**가** but 압축기**가**, 변압기**를** but 배전반**을**,
-L-12 라인**으로** but 창고**로**. Templates in `vocab_ko` write both forms as a marker (`{ma}이/가`,
+L-12 라인**으로** but 창고**로**. Templates in `vocab.ko` write both forms as a marker (`{ma}이/가`,
 `{rate}(으)로`) and `attach_particles` picks one from the character before the marker, read aloud:
 
 * a Hangul syllable: its own final consonant (ㄹ counts apart, because (으)로 treats it like a vowel);

@@ -27,8 +27,7 @@ from pathlib import Path
 
 from .history import generate, write_history
 from .metrics import percentiles
-
-OUT = Path(__file__).parent / "out"
+from .paths import OUT
 
 
 def machine() -> str:

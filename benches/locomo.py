@@ -19,8 +19,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .paths import REPO
+
 ENV_VAR = "FUNES_LOCOMO_DIR"
-_REPO = Path(__file__).resolve().parents[1]
 CATEGORY_ORDER = ("single-hop", "multi-hop", "temporal", "open-domain", "adversarial")
 
 
@@ -47,7 +48,7 @@ def default_root() -> Path:
     if env:
         root = Path(env)
         return root / "converted" if (root / "converted").is_dir() else root
-    return _REPO.parent / "shared" / "eval" / "locomo" / "converted"
+    return REPO.parent / "shared" / "eval" / "locomo" / "converted"
 
 
 def load(root: str | os.PathLike | None = None) -> list[LocomoConversation]:

@@ -3,7 +3,7 @@ the library's defaults and the recall service's, on a tuning domain and a held-o
 
     python -m benches.run --parts meaning --n 1000 3000 [--embedder NAME] [--keep-index]
 
-Sets (see `lab_sets` for the split): the operations history (`benches.history`) with its close questions
+Sets (see `benches.lab.sets` for the split): the operations history (`benches.history`) with its close questions
 (`long`) and `benches.reworded`'s reworded ones and out-of-domain negatives: the tuning domain; the household
 history (`benches.household`): held out. LoCoMo: conversations 1-5 tuning, 6-10 held out.
 What each row asks of the engine (recency's `now` pinned to the history's last day):

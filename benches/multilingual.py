@@ -358,17 +358,20 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def write_section(data: dict) -> Path:
-    """Rewrite only the `korean` section of RESULTS.md (its own targets inside it; the shared targets table
-    is `benches.results`' to rewrite, from every part's results)."""
+def section_body(data: dict) -> str:
+    """The `korean` section's body: the tables and issue 14's targets (the shared targets table is
+    `benches.results`' to rewrite, from every part's results)."""
     from . import targets
-    from .results import RESULTS_MD, replace_section, section
 
     rows = targets._korean(data)
-    body = render(data) + ("\nIssue 14's targets:\n\n" + targets.render(rows) if rows else "")
-    doc = RESULTS_MD.read_text(encoding="utf-8")
-    RESULTS_MD.write_text(replace_section(doc, "korean", section("korean", data, body)), encoding="utf-8")
-    return RESULTS_MD
+    return render(data) + ("\nIssue 14's targets:\n\n" + targets.render(rows) if rows else "")
+
+
+def write_section(data: dict) -> Path:
+    """Rewrite only the `korean` section of RESULTS.md (and the dashboard)."""
+    from . import results
+
+    return results.write_section("korean", results.section("korean", data, section_body(data)))
 
 
 if __name__ == "__main__":

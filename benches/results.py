@@ -1,11 +1,15 @@
-"""(Re)writes the sections of benches/RESULTS.md from the result files of `benches.run`.
+"""(Re)writes benches/RESULTS.md: the sections of `benches.run`'s parts from their result files, the targets, and
+the dashboard that opens the file.
 
-    python -m benches.results              # from benches/out/run-*.json (full runs)
+    python -m benches.results              # from benches/out/run-*.json (full runs); the dashboard always
     python -m benches.results --quick      # from benches/out/quick/ into benches/out/quick/RESULTS.md
 
-Each part owns one section between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`; a section is replaced
-in place (text outside the markers is kept, so prose written by hand survives) or appended when missing.
-Every section names the exact command that produced its numbers, the machine, the date and the engine build.
+Each section lies between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`; a section is replaced in place (text
+outside the markers is kept, so prose written by hand survives) or appended when missing. Every section names
+the exact command that produced its numbers, the machine, the date and the engine build. Which parts exist and
+how each renders is `benches.registry`; the dashboard is `benches.dashboard`, built from the sections' text, so
+it is current after any writer (this module, `benches.sources.bench`, `benches.proxy.bench`,
+`benches.multilingual`) has run.
 """
 
 from __future__ import annotations
@@ -15,28 +19,16 @@ import re
 import sys
 from pathlib import Path
 
-from . import floor, locomo_recall, meaning, quality, speed, targets
+from . import dashboard, targets
 from .harness import load_result, results_dir
+from .paths import BENCHES
+from .registry import DEFAULT_PARTS, OPTIONAL_PARTS, PARTS, SECTIONS
 
-RESULTS_MD = Path(__file__).parent / "RESULTS.md"
-TITLES = {
-    "targets": "Targets",
-    "quality": "Quality: hit@k on the synthetic history",
-    "latency": "Latency: warm in-process against a process per call",
-    "backfill": "Backfill: indexing from scratch, disk, unchanged re-index",
-    "fresh": "Freshness: a new conversation until it is found",
-    "locomo": "LoCoMo: turn-level recall",
-    "floor": "Relevance floor: saying nothing to questions with no answer",
-    "meaning": "Recall by meaning: reworded questions, out-of-domain negatives, a held-out domain",
-    "charts": "Charts",
-    "korean": "Korean and other languages: models and BM25 analysers side by side",
-}
-PARTS = ("quality", "latency", "backfill", "fresh", "locomo", "floor", "meaning", "charts")
-# Parts a plain `benches.run` leaves out (long: several 10,000-conversation backfills); ask with --parts.
-OPTIONAL_PARTS = ("korean",)
+RESULTS_MD = BENCHES / "RESULTS.md"
 HEADER = ("# Benchmark results\n\nWritten by `python -m benches.results` from the JSON files of "
-          "`python -m benches.run` (see benches/README.md for what is timed and what is excluded). Read the "
-          "ratios, not the floors: the machine is shared and absolute times move between runs.\n")
+          "`python -m benches.run` and from the sections other benchmarks write (see benches/README.md for what "
+          "is timed and what is excluded). Read the ratios, not the floors: the machine is shared and absolute "
+          "times move between runs.\n")
 
 
 def replace_section(doc: str, name: str, body: str) -> str:
@@ -47,6 +39,24 @@ def replace_section(doc: str, name: str, body: str) -> str:
     if pattern.search(doc):
         return pattern.sub(lambda _: block, doc, count=1)
     return doc.rstrip("\n") + ("\n\n" if doc.strip() else "") + block + "\n"
+
+
+def with_dashboard(doc: str) -> str:
+    """`doc` with its dashboard rebuilt from its sections: in place, or before the first section."""
+    body = dashboard.build(doc, SECTIONS)
+    if "<!-- bench:dashboard -->" in doc or "<!-- bench:" not in doc:
+        return replace_section(doc, "dashboard", body)
+    at = doc.index("<!-- bench:")
+    return doc[:at] + f"<!-- bench:dashboard -->\n{body.strip()}\n<!-- /bench:dashboard -->\n\n" + doc[at:]
+
+
+def write_section(name: str, body: str, path: Path | None = None) -> Path:
+    """One section rewritten (by a benchmark with its own command), then the dashboard."""
+    path = path or RESULTS_MD
+    doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(with_dashboard(replace_section(doc, name, body)), encoding="utf-8")
+    return path
 
 
 def provenance(meta: dict) -> str:
@@ -60,56 +70,37 @@ def provenance(meta: dict) -> str:
 
 
 def section(name: str, data: dict, body: str) -> str:
-    return f"## {TITLES[name]}\n\n{provenance(data['meta'])}\n{body.strip()}\n"
+    return f"## {PARTS[name].title}\n\n{provenance(data['meta'])}\n{body.strip()}\n"
 
 
 def render_part(name: str, data: dict, chart_base: str = "charts") -> str:
-    if name == "quality":
-        body = quality.render(data) + "\n" + quality.render_misses(data)
-    elif name == "latency":
-        body = speed.render_latency(data)
-    elif name == "backfill":
-        body = speed.render_backfill(data)
-    elif name == "fresh":
-        body = speed.render_fresh(data)
-    elif name == "locomo":
-        body = locomo_recall.render(data)
-    elif name == "floor":
-        body = floor.render(data)
-    elif name == "meaning":
-        body = meaning.render(data)
-    elif name == "korean":
-        from . import multilingual
-
-        body = multilingual.render(data)
-    elif name == "charts":
-        body = "".join(f"![{k}]({chart_base}/{Path(v).name})\n\n" for k, v in data.get("files", {}).items())
-    else:
+    if name not in PARTS:
         raise ValueError(f"unknown part {name!r}")
-    return section(name, data, body)
+    return section(name, data, PARTS[name].render(data, chart_base))
 
 
 def render_targets(results: dict) -> str:
     rows = targets.evaluate(results)
     commands = sorted({d["meta"]["command"] for d in results.values() if "meta" in d})
-    return (f"## {TITLES['targets']}\n\nFrom the sections below ({'; '.join(f'`{c}`' for c in commands)}).\n\n"
+    return (f"## {SECTIONS['targets'].title}\n\nFrom the sections below ({'; '.join(f'`{c}`' for c in commands)}).\n\n"
             + targets.render(rows))
 
 
-def write(quick: bool = False, path: Path | None = None, parts=PARTS, targets_too: bool = True) -> Path:
-    """`targets_too=False` leaves the targets section alone (one part rewritten from a checkout that lacks
-    the other parts' result files)."""
+def write(quick: bool = False, path: Path | None = None, parts=None, targets_too: bool = True) -> Path:
+    """The sections of `parts` that have result files, the targets from every part's file, the dashboard.
+    `targets_too=False` leaves the targets section alone (one part rewritten from a checkout that lacks the
+    other parts' result files); so does a checkout with no result files at all. `parts` None: every part."""
     path = path or (results_dir(True) / "RESULTS.md" if quick else RESULTS_MD)
-    results = {p: d for p in PARTS + OPTIONAL_PARTS if (d := load_result(p, quick)) is not None}
+    results = {p: d for p in PARTS if (d := load_result(p, quick)) is not None}
     doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
-    if targets_too:
+    if targets_too and results:
         doc = replace_section(doc, "targets", render_targets(results))
     chart_base = "charts" if not quick else "."
-    for name in parts:
+    for name in parts or PARTS:
         if name in results:
             doc = replace_section(doc, name, render_part(name, results[name], chart_base))
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(doc, encoding="utf-8")
+    path.write_text(with_dashboard(doc), encoding="utf-8")
     return path
 
 
@@ -120,7 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--parts", help="only these sections (comma-separated); the targets section is then left as it is")
     args = ap.parse_args(argv)
     if args.parts:
-        print(write(args.quick, args.out, parts=[p.strip() for p in args.parts.split(",")], targets_too=False))
+        parts = [p.strip() for p in args.parts.split(",")]
+        unknown = set(parts) - set(DEFAULT_PARTS + OPTIONAL_PARTS)
+        if unknown:
+            ap.error(f"unknown parts {sorted(unknown)}; choose from {','.join(DEFAULT_PARTS + OPTIONAL_PARTS)}")
+        print(write(args.quick, args.out, parts=parts, targets_too=False))
     else:
         print(write(args.quick, args.out))
     return 0

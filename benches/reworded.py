@@ -7,13 +7,13 @@
 `benches.history` asks each fact in close wording (`long`: a paraphrase that keeps the stems, "leaking seal"
 for "seal leak") and as keywords (`short`). Users say "a weeping gasket" and "the last quality gate before
 dispatch". `build` asks the same 100 facts again with synonyms and restructured sentences
-(`vocab_reworded`), and adds negatives about things the history never discusses (a dentist, a lease, the
+(`vocab.reworded`), and adds negatives about things the history never discusses (a dentist, a lease, the
 holiday party). It draws from its own `random.Random`, seeded from the history's seed, so the history's own
 bytes (and `tests/test_bench_generator.py`) are untouched.
 
 `check_reworded` proves the promises on the text: each reworded question names its key's identifier, does
 not contain its answer, and shares no content word (after `stem`) with the fact's own turns except
-identifiers and `vocab_reworded.NO_SYNONYM`; no out-of-domain term appears in any conversation.
+identifiers and `vocab.reworded.NO_SYNONYM`; no out-of-domain term appears in any conversation.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import random
 import re
 from pathlib import Path
 
-from . import vocab as V
-from . import vocab_reworded as R
 from .metrics import answer_pattern, boundary_regex
+from .vocab import en as V
+from .vocab import reworded as R
 
 _PHRASES = {"ticket": R.SYMPTOMS_R, "rate": R.CHECKS_R, "owner": R.JOBS_R, "decision": R.PROJECTS_R}
 _TOPIC_ROWS = {"ticket": V.SYMPTOMS, "rate": V.CHECKS, "owner": V.JOBS, "decision": V.PROJECTS}

@@ -5,10 +5,11 @@ and benches/RESULTS.md rewritten from them (see benches/README.md for what each 
     python -m benches.run --quick                          # under two minutes: 1,000 conversations, 2 LoCoMo ones
     python -m benches.run --parts quality,floor --n 1000   # some parts, some sizes
 
-Parts: quality, latency, backfill, fresh, locomo, floor, meaning, charts; and korean (Korean, mixed and English
-histories per embedder and BM25 analyser, LoCoMo with e5; long, so only when asked). Histories are generated and indexed once
-(`benches.latency.ensure_indexed`, cached under benches/out/history-N-s7) and rebuilt when the engine build
-changes; `--keep-index` trusts an old cache, `--reindex` rebuilds regardless (fresh backfill figures).
+Parts (`benches.registry.PARTS`, the one table of them): quality, latency, backfill, fresh, locomo, floor,
+meaning, charts; and korean (Korean, mixed and English histories per embedder and BM25 analyser, LoCoMo with e5;
+long, so only when asked). Histories are generated and indexed once (`benches.latency.ensure_indexed`, cached
+under benches/out/history-N-s7) and rebuilt when the engine build changes; `--keep-index` trusts an old cache,
+`--reindex` rebuilds regardless (fresh backfill figures).
 """
 
 from __future__ import annotations
@@ -18,20 +19,20 @@ import shlex
 import sys
 import time
 
-from . import charts, floor, locomo_recall, meaning, quality, speed, targets
-from .harness import indexed_history, load_result, meta, results_dir, save_result
-from .results import OPTIONAL_PARTS, PARTS, render_part, write
+from . import locomo_recall, targets
+from .harness import indexed_history, meta, save_result
+from .registry import DEFAULT_PARTS, OPTIONAL_PARTS, PARTS, Context
+from .results import render_part, write
 
 FULL_N = (1_000, 3_000, 10_000)
 QUICK_N = (1_000,)
-FLOOR_N = 1_000
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m benches.run", description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes and few calls (under two minutes)")
-    ap.add_argument("--parts", default=",".join(PARTS),
-                    help=f"comma-separated subset of {','.join(PARTS + OPTIONAL_PARTS)} (default: {','.join(PARTS)})")
+    ap.add_argument("--parts", default=",".join(DEFAULT_PARTS),
+                    help=f"comma-separated subset of {','.join(DEFAULT_PARTS + OPTIONAL_PARTS)} (default: {','.join(DEFAULT_PARTS)})")
     ap.add_argument("--n", type=int, nargs="+", help=f"history sizes (default {FULL_N}, quick {QUICK_N})")
     ap.add_argument("--calls", type=int, help="warm in-process recalls per size (default 300, quick 100)")
     ap.add_argument("--process-calls", type=int, help="process-per-call recalls per size (default 20, quick 5)")
@@ -44,9 +45,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
-    unknown = set(args.parts) - set(PARTS + OPTIONAL_PARTS)
+    unknown = set(args.parts) - set(PARTS)
     if unknown:
-        ap.error(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS + OPTIONAL_PARTS)}")
+        ap.error(f"unknown parts {sorted(unknown)}; choose from {','.join(DEFAULT_PARTS + OPTIONAL_PARTS)}")
     args.n = sorted(set(args.n or (QUICK_N if args.quick else FULL_N)))
     args.calls = args.calls or (100 if args.quick else 300)
     args.process_calls = args.process_calls or (5 if args.quick else 20)
@@ -54,86 +55,34 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def floor_sizes(ns: list[int], quick: bool) -> list[int]:
-    """1,000 conversations (or the smallest size asked for), plus the largest in a full run."""
-    base = FLOOR_N if FLOOR_N in ns else min(ns)
-    return sorted({base} | (set() if quick else {max(ns)}))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     argv = sys.argv[1:] if argv is None else argv
-    command = "python -m benches.run" + "".join(" " + shlex.quote(a) for a in argv)
+    ctx = Context(args, "python -m benches.run" + "".join(" " + shlex.quote(a) for a in argv))
     started = time.perf_counter()
+    parts = [PARTS[name] for name in args.parts]
+    if any(p.uses_models for p in parts):
+        ctx.load_models()   # before the first part, so no part's seconds include the model load
 
-    from funes_py import Engine, Models
-
-    models = Models.load()
-    engines: dict = {}
-
-    def eng_for(home):
-        if str(home) not in engines:
-            engines[str(home)] = Engine(home, models)
-        return engines[str(home)]
-
-    need = set()
-    if {"quality", "latency", "backfill"} & set(args.parts):
-        need |= set(args.n)
-    if "fresh" in args.parts:
-        need.add(max(args.n))
-    if "floor" in args.parts:
-        need |= set(floor_sizes(args.n, args.quick))
-    histories = {}
-    for n in sorted(need):
+    for n in sorted(set().union(*(p.sizes(args) for p in parts))):
         t = time.perf_counter()
         reindex = args.reindex is not None and (not args.reindex or n in args.reindex)
-        histories[n] = indexed_history(n, keep_index=args.keep_index, reindex=reindex)
+        ctx.histories[n] = indexed_history(n, keep_index=args.keep_index, reindex=reindex)
         print(f"history {n:,}: ready in {time.perf_counter() - t:.1f} s "
-              f"(index run {histories[n][2]['index_s']:.1f} s)", file=sys.stderr, flush=True)
+              f"(index run {ctx.histories[n][2]['index_s']:.1f} s)", file=sys.stderr, flush=True)
 
-    results: dict = {}
-
-    def done(part: str, data: dict, t0: float) -> None:
-        data["meta"] = meta(part, command, args.quick, time.perf_counter() - t0)
-        path = save_result(part, args.quick, data)
-        results[part] = data
-        print(render_part(part, data, "." if args.quick else "charts") + f"\n({path})\n", flush=True)
-
-    for part in args.parts:
+    for part in parts:
         t0 = time.perf_counter()
-        print(f"--- {part} ---", file=sys.stderr, flush=True)
-        if part == "quality":
-            done(part, quality.run(eng_for, [(n, histories[n]) for n in args.n]), t0)
-        elif part == "floor":
-            done(part, floor.run(eng_for, [(n, histories[n]) for n in floor_sizes(args.n, args.quick)]), t0)
-        elif part == "backfill":
-            done(part, speed.backfill(eng_for, [(n, histories[n]) for n in args.n]), t0)
-        elif part == "fresh":
-            n = max(args.n)
-            done(part, speed.fresh(models, n, histories[n], runs=args.fresh_runs), t0)
-        elif part == "locomo":
-            done(part, locomo_recall.run(models, args.locomo_conversations, keep_index=args.keep_index), t0)
-        elif part == "meaning":
-            done(part, meaning.run(args.n, args.embedder, keep_index=args.keep_index), t0)
-        elif part == "latency":
-            done(part, speed.latency(args.n, args.calls, args.process_calls), t0)
-        elif part == "korean":
-            from . import multilingual
+        print(f"--- {part.name} ---", file=sys.stderr, flush=True)
+        data = part.measure(ctx)
+        data["meta"] = meta(part.name, ctx.command, args.quick, time.perf_counter() - t0)
+        path = save_result(part.name, args.quick, data)
+        ctx.results[part.name] = data
+        print(render_part(part.name, data, "." if args.quick else "charts") + f"\n({path})\n", flush=True)
 
-            sizes = [n for n in args.n if n in multilingual.SIZES] or args.n
-            def progress(data: dict, part: str = part, t0: float = t0) -> None:  # a stopped run keeps its rows
-                save_result(part, args.quick, data | {"meta": meta(part, command, args.quick, time.perf_counter() - t0)})
-
-            done(part, multilingual.run(sizes, keep_index=args.keep_index, previous=load_result(part, args.quick),
-                                        locomo_conversations=args.locomo_conversations, on_progress=progress), t0)  # fmt: skip
-        elif part == "charts":
-            have = {p: results.get(p) or load_result(p, args.quick) for p in ("latency", "quality")}
-            out_dir = results_dir(True) if args.quick else charts.CHART_DIR
-            done(part, {"files": charts.run(have, out_dir)}, t0)
-
-    if "locomo" in results:
-        print(locomo_recall.render_misses(results["locomo"]))
-    print(f"## Targets\n\n{targets.render(targets.evaluate(results))}")
+    if "locomo" in ctx.results:
+        print(locomo_recall.render_misses(ctx.results["locomo"]))
+    print(f"## Targets\n\n{targets.render(targets.evaluate(ctx.results))}")
     if not args.no_results_md:
         print(f"results: {write(args.quick, parts=args.parts)}")
     print(f"total {time.perf_counter() - started:.0f} s", file=sys.stderr)

@@ -1,8 +1,8 @@
 """The MCP tool's floor is chosen on tuning sets with answers only: the highest floor of the grid whose cost
 (against no floor) stays within a point on every one of them, stopping at the first floor that costs more."""
 
-from benches.floor_lab import choose, service
-from benches.lab_sets import Query, QuerySet
+from benches.lab.floor_lab import choose, service
+from benches.lab.sets import Query, QuerySet
 
 
 def _set(name: str, split: str, negative: bool = False) -> QuerySet:
@@ -34,7 +34,7 @@ def test_service_config_is_the_services_defaults_with_the_floor() -> None:
 
 
 def test_the_floor_spares_rows_naming_a_queried_identifier_only_when_asked() -> None:
-    from benches.fusion import Pool, finish
+    from benches.lab.fusion import Pool, finish
 
     pool = Pool(dense=[(0, 0.6), (1, 0.2)], bm25=[(1, 3.0)], cos={0: 0.6, 1: 0.2}, bm={0: 0.0, 1: 3.0},
                 id_count={1: 1}, wanted=1)
@@ -46,8 +46,8 @@ def test_the_floor_spares_rows_naming_a_queried_identifier_only_when_asked() -> 
 
 
 def test_the_answer_floor_reads_the_best_cosine_and_exempts_identifier_questions() -> None:
-    from benches.floor_lab import answers_nothing
-    from benches.fusion import Pool
+    from benches.lab.floor_lab import answers_nothing
+    from benches.lab.fusion import Pool
 
     weak = Pool(dense=[(0, 0.38), (1, 0.30)], bm25=[], cos={0: 0.38, 1: 0.30}, bm={0: 0.0, 1: 0.0})
     assert answers_nothing(weak, 0.425) and not answers_nothing(weak, 0.35)

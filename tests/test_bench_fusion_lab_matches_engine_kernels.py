@@ -10,8 +10,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benches import fusion, lexical  # noqa: E402
-from benches.lab_corpus import encode  # noqa: E402
+from benches.lab import fusion, lexical  # noqa: E402
+from benches.lab.corpus import encode  # noqa: E402
 
 
 def test_analyser_stems_drops_stop_words_and_glues_identifiers():

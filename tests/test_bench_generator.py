@@ -16,9 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benches import vocab  # noqa: E402
 from benches.history import HISTORY_END, HISTORY_START, check_history, generate, write_history  # noqa: E402
 from benches.metrics import contains_answer  # noqa: E402
+from benches.vocab import en as vocab  # noqa: E402
 
 ANSWER_FORMS = {
     "ticket": re.compile(r"MT-\d{4,5}"),

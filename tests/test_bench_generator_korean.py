@@ -16,10 +16,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benches import vocab_ko, vocab_mixed  # noqa: E402
 from benches.history import LANGS, check_history, generate, write_history  # noqa: E402
 from benches.korean import attach_particles, final_sound  # noqa: E402
 from benches.metrics import contains_answer, hit_at_k  # noqa: E402
+from benches.vocab import ko as vocab_ko  # noqa: E402
+from benches.vocab import mixed as vocab_mixed  # noqa: E402
 
 ANSWER_FORMS = {
     "ticket": re.compile(r"MT-\d{4,5}"),

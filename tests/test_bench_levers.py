@@ -1,4 +1,4 @@
-"""The lab's levers beyond the fusion formula (`benches/levers.py`) do what `fusion_lab --levers` reports them
+"""The lab's levers beyond the fusion formula (`benches/lab/levers.py`) do what `fusion_lab --levers` reports them
 as doing, on a corpus of a few passages. Pure Python; no engine, no model."""
 import sys
 from pathlib import Path
@@ -8,8 +8,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benches import fusion, levers  # noqa: E402
-from benches.lab_corpus import Corpus, Row  # noqa: E402
+from benches.lab import fusion, levers  # noqa: E402
+from benches.lab.corpus import Corpus, Row  # noqa: E402
 
 TEXTS = [
     ("s1", "the boiler pressure dropped after the plumber visit"),
@@ -75,8 +75,8 @@ def test_a_neighbour_key_leans_towards_the_turn_before_it_within_its_session_onl
 def test_the_variants_table_ranks_each_variant_on_pools_built_with_its_keys():
     # Row 1 holds the answer but points away from the query; row 0, the turn before it, is the query itself.
     # With the turn alone the answer is last; leaning on row 0 it comes second (row 0 first).
-    from benches import fusion_lab
-    from benches.lab_sets import Query, QuerySet
+    from benches.lab import fusion_lab
+    from benches.lab.sets import Query, QuerySet
 
     c = corpus()
     c.vectors = np.array([[1, 0, 0], [-0.2, 1, 0], [0.3, 0, 1], [0.2, 1, 1], [0.1, 0, -1]], dtype=np.float32)
@@ -93,7 +93,7 @@ def test_the_variants_table_ranks_each_variant_on_pools_built_with_its_keys():
 
 
 def test_a_masked_query_drops_its_rare_words_and_identifiers_only():
-    from benches import fusion_lab
+    from benches.lab import fusion_lab
 
     c = corpus()
     # "radiator" is in one passage of five (idf 1.39), "plumber" in two (0.88); MT-4471 is an identifier.

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.models
 
 
 def test_the_default_embedder_has_near_words_and_the_lab_reads_them_as_the_engine_does(models):
-    from benches import lexical
+    from benches.lab import lexical
 
     table = Path(models.embedder_dir) / "thesaurus.tsv"
     assert table.is_file(), "the companion model ships its near words"

@@ -5,7 +5,7 @@ glibc gives each thread that allocates while another holds an arena an arena of 
 and gives little of a thread arena's freed memory back to the system. An index run allocates and frees on
 many threads (Lance's writers and index builders, ONNX Runtime, tokio's blocking pool), so a process that
 indexes all day grew by tens of KB per run in freed-but-kept memory. Two arenas keep that bounded at no
-measured cost in recall throughput (benches/RESULTS.md, "Soak"). The library does not do this on import: the
+measured cost in recall throughput (benches/HISTORY.md, "Soak"). The library does not do this on import: the
 process is its host's to tune; a host that indexes continuously can set `MALLOC_ARENA_MAX=2` itself.
 """
 

@@ -20,7 +20,7 @@
 //! A passage is indexed with the month and year its turn was said in ("May 2023", never shown): people ask
 //! "what did John adopt in April 2022?" or "what did we decide in March?", and the turn's words rarely name
 //! its own date. Only month and year: a bare day number would match every house number and count in a
-//! history (measured in benches/RESULTS.md, "The turn's month in BM25").
+//! history (measured in benches/HISTORY.md, "The turn's month in BM25").
 
 /// The version of what this module makes of a text for BM25. 1: identifier glue; 2: CJK bigrams; 3: the
 /// turn's month and year.

@@ -18,7 +18,7 @@ pub const RECENCY_SHARE: f64 = 0.02;
 /// Neighbouring turns shown on each side of a hit.
 pub const DEFAULT_NEIGHBORS: usize = 1;
 /// Weight of the dense leg's z-score in the score fusion (BM25's is 1 minus it; `search::fusion`). Chosen on
-/// the tuning sets of benches/fusion_lab.py (0.1-0.8 tried): 0.3.
+/// the tuning sets of benches/lab/fusion_lab.py (0.1-0.8 tried): 0.3.
 pub const DEFAULT_DENSE_WEIGHT: f64 = 0.3;
 /// How deep each search leg looks before fusion, whatever `candidates` is: the legs' score distributions
 /// (mean, spread) are taken over this many passages, and a passage strong in one leg but weak in the other
@@ -100,8 +100,8 @@ pub struct RecallOptions {
 
 /// The least cosine of a near word BM25 asks for (`thesaurus::Thesaurus::expand`), and the weight of a near
 /// word of cosine 1 against a query word's 1. Chosen in the fusion lab on its tuning sets: the least
-/// cosine at which no tuning set lost a question (0.5 cost one), `benches/fusion_lab.py --meaning`; figures
-/// in `benches/RESULTS.md`.
+/// cosine at which no tuning set lost a question (0.5 cost one), `benches/lab/fusion_lab.py --meaning`; figures
+/// in `benches/HISTORY.md` ("Query words by meaning, in the lab").
 pub const NEAR_WORD_MIN_COSINE: f32 = 0.55;
 pub const NEAR_WORD_WEIGHT: f32 = 0.5;
 

@@ -2,7 +2,7 @@
 
 A cosine is on its model's own scale, so a floor is a property of the model: one chosen for int8 MiniLM means
 nothing for e5. Each value here was chosen on tuning sets and checked on held-out ones
-(`python -m benches.floor_lab`, `benches/fusion_spec.md`, "Relevance floor"): the highest value whose cost on
+(`python -m benches.lab.floor_lab`, `benches/lab/fusion_spec.md`, "Relevance floor"): the highest value whose cost on
 every tuning set with answers stays within one point (hit@3; LoCoMo turn recall@3), with the demo's questions
 still answered. A model not listed has no calibrated floor: the service then uses none.
 

@@ -5,7 +5,7 @@
 //! the scores away: a confident dense match, far above every other passage, counted no more than a weak one
 //! that happened to rank first, and was outvoted by BM25 ranks of passages that merely shared a word. On
 //! questions worded unlike the stored text (synonyms, restructured sentences) that lost 6-18 points of hit@3;
-//! the lab that chose this (benches/fusion_lab.py, benches/fusion_spec.md) reproduces the engine's top k.
+//! the lab that chose this (benches/lab/fusion_lab.py, benches/lab/fusion_spec.md) reproduces the engine's top k.
 
 use crate::options::{DAY_BONUS, DAY_WINDOW_AFTER, DAY_WINDOW_BEFORE, IDENTIFIER_BONUS, RECENCY_SHARE};
 
