@@ -60,3 +60,80 @@ def append_jsonl(path: Path, *records: Any) -> None:
     with path.open("a", encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+# Damage, as a reader meets it: a first line cut off, a record nested past any parser's depth, and a record of
+# the format itself (it would be indexed) longer than the record limit. The place each gets in a damaged copy.
+BROKEN_FIRST, DEEP, LONG = 1, 3, 4
+DEPTH = 5_000
+SAMPLES = {"claude-code": CLAUDE_CODE, "codex": CODEX, "cursor": CURSOR, "funes": NATIVE,
+           "chatgpt": CHATGPT, "claude-ai": CLAUDE_AI}  # fmt: skip
+# The samples' own corrupt record and turn count (tests/test_sources_cli_indexes_a_mixed_directory.py).
+SAMPLE_BAD = {"claude-code": [11], "codex": [12], "cursor": [5], "funes": [2], "chatgpt": [3, 4], "claude-ai": [3]}
+SAMPLE_TURNS = {"claude-code": 9, "codex": 7, "cursor": 5, "funes": 2, "chatgpt": 7, "claude-ai": 8}
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def record_of(fmt: str, content: str) -> str:
+    """A record of `fmt` whose text is `content` (raw JSON text: a string literal, or the deep nesting)."""
+    if fmt == "claude-code":
+        rec: dict[str, Any] = {"type": "user", "sessionId": CLAUDE_CODE_SESSION, "uuid": "f0000000-0000-4000-8000-000000000001",
+                               "timestamp": "2026-03-04T10:30:00Z", "message": {"role": "user", "content": "@@"}}  # fmt: skip
+    elif fmt == "codex":
+        rec = {"timestamp": "2026-03-05T09:30:00Z", "type": "response_item",
+               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "@@"}]}}  # fmt: skip
+    elif fmt == "cursor":
+        rec = {"role": "user", "message": {"content": [{"type": "text", "text": "@@"}]}}
+    else:
+        rec = {"session_id": "gateway-0042", "turn_uuid": "gateway-0042-9", "seq": 9, "ts": "2026-03-09T08:05:00Z",
+               "role": "user", "harness": "gateway", "blocks": [{"block_type": "text", "text": "@@"}]}  # fmt: skip
+    return json.dumps(rec).replace('"@@"', content)
+
+
+def _long_export(fmt: str, conv: dict[str, Any], size: int) -> dict[str, Any]:
+    """A copy of `conv` under another id, one of its messages `size` characters long: a conversation that
+    would be indexed but for its length."""
+    conv = json.loads(json.dumps(conv))
+    long_text = "the tide tables for the Wadden crossing " * (size // 40 + 1)
+    if fmt == "chatgpt":
+        conv["conversation_id"] = conv["id"] = "long-0001"
+        node = conv["mapping"][conv["current_node"]]
+        node["message"]["content"] = {"content_type": "text", "parts": [long_text]}
+    else:
+        conv["uuid"] = "long-0001"
+        conv["chat_messages"][0]["content"] = [{"type": "text", "text": long_text}]
+    return conv
+
+
+def damaged_copy(fmt: str, dest: Path, long_size: int) -> Path:
+    """The sample of `fmt` copied under `dest` with a broken first record (line or conversation 1), one nested
+    DEPTH deep (DEEP) and one of `long_size` bytes (LONG) between its good records: the sample's own record 1
+    becomes 2, its record k>1 becomes k+3."""
+    rel = SAMPLES[fmt]
+    out = dest / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if fmt in ("chatgpt", "claude-ai"):
+        convs = json.loads((DATA / rel).read_text())
+        deep = json.dumps({**convs[0], "uuid": "deep-0001", "conversation_id": "deep-0001", "id": "deep-0001"})
+        deep = deep[:-1] + ', "metadata": ' + _nested(DEPTH) + "}"
+        parts = ['{"title": "cut off", "mapping": broken}', json.dumps(convs[0]), deep,
+                 json.dumps(_long_export(fmt, convs[0], long_size)), *map(json.dumps, convs[1:])]  # fmt: skip
+        out.write_text("[" + ",\n".join(parts) + "]\n")
+        return out
+    lines = (DATA / rel).read_text().splitlines()
+    # A record of the format with one field nested DEPTH deep (Python's parser cannot read it). The engine reads
+    # native lines itself, and its parser skips an unknown field without recursing: there the damage is a line
+    # that is nothing but the nesting.
+    deep = record_of(fmt, '"nested too deep"')[:-1] + ', "meta": ' + _nested(DEPTH) + "}"
+    deep = _nested(DEPTH) if fmt == "funes" else deep
+    damage = [deep, record_of(fmt, json.dumps("x" * long_size))]
+    out.write_text("\n".join(['{"type": "user", "sessionId": "cut off', lines[0], *damage, *lines[1:]]) + "\n")
+    return out
+
+
+def damaged_places(fmt: str) -> list[int]:
+    """Every place a damaged copy of `fmt` reports: the damage and the sample's own corrupt records, shifted."""
+    return sorted([BROKEN_FIRST, DEEP, LONG, *(k + 3 if k > 1 else 2 for k in SAMPLE_BAD[fmt])])

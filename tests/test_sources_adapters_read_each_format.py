@@ -24,10 +24,12 @@ from sources_helpers import (
     CURSOR_SESSION,
     DATA,
     NATIVE,
+    SAMPLES,
     append_jsonl,
     bad_of,
     copy_sample,
     read_items,
+    record_of,
     turns_of,
 )  # fmt: skip
 
@@ -171,7 +173,8 @@ def test_claude_ai_blocks_branches_and_old_exports():
 
 def test_native_files_are_handed_to_the_engine_untouched():
     [src] = read_items(DATA / NATIVE)
-    assert src.lines is None and src.bad == [] and src.key == os.path.realpath(DATA / NATIVE)
+    text = (DATA / NATIVE).read_text().splitlines()
+    assert src.lines == list(enumerate(text, start=1)) and src.bad == [] and src.key == os.path.realpath(DATA / NATIVE)
     st = os.stat(DATA / NATIVE)
     assert src.signature == f"{st.st_size}:{st.st_mtime_ns}"
 
@@ -189,6 +192,16 @@ def test_secrets_are_masked_in_every_adapter(tmp_path):
     for path, fmt in ((p, "cursor"), (codex, "codex")):
         text = all_text(turns_of(path, fmt))
         assert token not in text and "[REDACTED" in text, fmt
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex", "cursor", "funes"])
+def test_a_line_with_invalid_utf8_is_kept_with_replacement_characters(tmp_path, fmt):
+    p = copy_sample(SAMPLES[fmt], tmp_path)
+    with p.open("ab") as f:
+        f.write(record_of(fmt, '"@"').encode().replace(b"@", b"bad \xff\xfe bytes canary PETREL-2") + b"\n")
+    [src] = read_items(p)
+    place, line = src.lines[-1]
+    assert place == len(p.read_bytes().splitlines()) and "bad \ufffd\ufffd bytes canary PETREL-2" in line
 
 
 @pytest.mark.parametrize("rel", [CLAUDE_CODE, CODEX, CURSOR])

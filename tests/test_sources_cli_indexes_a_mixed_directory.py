@@ -1,5 +1,6 @@
 """One `funes-py index DIR` over a directory holding every format (the ChatGPT export as its zip) reads each
-file with its own adapter, reports the corrupt record of each with its place, and indexes everything else."""
+file with its own adapter, reports the corrupt record of each with its place, names the file it could not
+place, and indexes everything else."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ def test_one_index_run_reads_every_format_and_reports_each_corrupt_record(mixed,
             (zip_member, 4),
             (real(mixed / CLAUDE_AI), 3),
             (real(mixed / NATIVE), 2),
+            (f"{real(mixed / 'chatgpt-export.zip')}!user.json", 0),  # the export's account file: named, not read
         ]
     ), report["bad_lines"]
     assert report["turns"] == 9 + 7 + 5 + 7 + 8 + 2

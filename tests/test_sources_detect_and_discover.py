@@ -1,6 +1,8 @@
-"""Formats are recognised by content, whatever the file is called, in directories and inside export zips;
-hidden entries are skipped; `--format` forces one; a named file that is none of ours is refused before any
-indexing; unchanged files are neither opened nor counted as read; `funes-py sources` only lists."""
+"""Formats are recognised by content, whatever the file is called, in directories and inside export zips, and
+whatever the first line looks like (broken, nested past the parser's depth, over the record limit); hidden
+entries are skipped; `--format` forces one; a named file that is none of ours is refused before any
+indexing, one found in a directory is named in the run's report; unchanged files are neither opened nor
+counted as read; `funes-py sources` only lists."""
 
 from __future__ import annotations
 
@@ -117,8 +119,40 @@ def test_a_named_file_of_no_known_format_is_refused_before_indexing(tmp_path):
     p.write_text(json.dumps({"hello": "world"}))
     with pytest.raises(UnknownFormat, match="notes.json"):
         plan(p, None, never_seen)
-    # In a directory the same file is skipped quietly.
-    assert list(plan(tmp_path, None, never_seen)[0]) == []
+    # In a directory the same file is named in the report (place 0: the whole file), and not recorded as read.
+    [src] = list(plan(tmp_path, None, never_seen)[0])
+    assert (src.key, src.signature, src.lines) == (os.path.realpath(p), None, [])
+    assert src.bad == [(0, "none of the formats funes-py reads recognises it (`funes-py sources` lists them; "
+                           "--format NAME forces one)")]  # fmt: skip
+
+
+def test_a_blank_file_or_an_empty_export_is_read_and_holds_nothing(tmp_path):
+    for name, text in (("a.jsonl", ""), ("b.jsonl", "\n  \n"), ("conversations.json", "\ufeff[ ]\n")):
+        (tmp_path / name).write_text(text)
+    out = list(plan(tmp_path, None, never_seen)[0])
+    assert [(os.path.basename(s.key), s.lines, s.bad, s.signature is not None) for s in out] == [
+        ("a.jsonl", [], [], True), ("b.jsonl", [], [], True), ("conversations.json", [], [], True)
+    ]
+
+
+CLAUDE_RECORD = json.dumps({"type": "user", "sessionId": "s", "uuid": "u", "timestamp": "2026-03-04T10:00:00Z",
+                            "message": {"role": "user", "content": "hi"}})  # fmt: skip
+
+
+@pytest.mark.parametrize("first", ["{broken first line", "garbage", "]", "[1, 2", "[" * 5000 + "]" * 5000,
+                                   '{"pad": "' + "x" * 100_000 + '"}', '{"a":' * 3000 + "1" + "}" * 3000])  # fmt: skip
+def test_a_broken_first_line_does_not_decide_the_format(tmp_path, monkeypatch, first):
+    monkeypatch.setenv("FUNES_MAX_RECORD_BYTES", "65536")
+    p = tmp_path / "s.jsonl"
+    p.write_text(first + "\n" + CLAUDE_RECORD + "\n")
+    assert detect(common.Unit(p)).name == "claude-code"
+
+
+def test_an_export_whose_first_conversation_hides_its_keys_is_still_recognised(tmp_path):
+    conv = json.loads((DATA / CHATGPT).read_text())[0]
+    p = tmp_path / "conversations.json"
+    p.write_text(json.dumps([{"title": "x" * 200_000}, conv]))  # the first key after 64 KiB
+    assert detect(common.Unit(p)).name == "chatgpt"
 
 
 def test_format_names_and_aliases():
@@ -161,4 +195,18 @@ def test_a_funes_jsonl_file_of_broken_lines_still_goes_to_the_engine(tmp_path):
     p = tmp_path / "c.funes.jsonl"
     p.write_text('{"session_id": "c", "seq": 1}\n{not json\n')
     [src] = list(plan(tmp_path, None, never_seen)[0])
-    assert src.lines is None and src.key == os.path.realpath(p)
+    assert src.lines == [(1, '{"session_id": "c", "seq": 1}'), (2, "{not json")] and src.key == os.path.realpath(p)
+
+
+def test_a_file_of_only_over_long_records_is_reported_line_by_line_not_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUNES_MAX_RECORD_BYTES", "1000")
+    p = tmp_path / "s.jsonl"
+    p.write_text(CLAUDE_RECORD.replace('"hi"', json.dumps("x" * 5000)) + "\n")
+    [src] = list(plan(p, None, never_seen)[0])  # named: damaged, not foreign, so not an UnknownFormat
+    size = len(p.read_bytes()) - 1
+    assert src.signature is None and src.lines == []
+    assert src.bad == [(1, f"{size:,} bytes, over the limit of 1,000 for one record (FUNES_MAX_RECORD_BYTES)"),
+                       (0, "its format could not be told: the records looked at are over the record limit "
+                           "(--format NAME forces one)")]  # fmt: skip
+    [forced] = list(plan(p, "claude-code", never_seen)[0])
+    assert forced.signature is not None and forced.bad == src.bad[:1]

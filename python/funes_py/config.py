@@ -116,12 +116,27 @@ class Settings:
         "threads for one query's embedding: 2 is fastest on an idle machine, 1 gives a busy server more recalls/s",
     )
     log_level: str = env_field("FUNES_LOG", "WARNING", "log level; logs go to stderr")
+    # 8 bytes per character of the service's largest turn (FUNES_MAX_TURN_CHARS, 4,000,000): room for a turn at
+    # that cap in the widest UTF-8 plus a second copy (Claude Code repeats a tool's output in `toolUseResult`).
+    max_record_bytes: int = env_field(
+        "FUNES_MAX_RECORD_BYTES",
+        32 << 20,
+        "`index`: the most one record may hold (a JSONL line, in bytes; an export's conversation, in characters); "
+        "a longer one is skipped and reported with its place, and never read into memory whole",
+    )
+    # 4x the largest export measured (1.07 GB): refuses a zip bomb before it inflates, not a real export.
+    max_member_bytes: int = env_field(
+        "FUNES_MAX_MEMBER_BYTES", 4 << 30, "`index`: the most one zip member may inflate to; a larger one is reported and not read"
+    )
 
     def validate(self) -> None:
         if self.model_sessions <= 0:
             raise ConfigError(f"FUNES_MODEL_SESSIONS must be positive, got {self.model_sessions}")
         if self.query_threads is not None and self.query_threads <= 0:
             raise ConfigError(f"FUNES_QUERY_THREADS must be positive, got {self.query_threads}")
+        for var, value in (("FUNES_MAX_RECORD_BYTES", self.max_record_bytes), ("FUNES_MAX_MEMBER_BYTES", self.max_member_bytes)):
+            if value <= 0:
+                raise ConfigError(f"{var} must be positive, got {value}")
 
 
 def settings(env: Mapping[str, str] | None = None) -> Settings:

@@ -111,14 +111,20 @@ def _index(args: argparse.Namespace, home: str, models: Any) -> tuple[Any, str]:
         return {"chunks": n, "model": models.embedder_stamp}, f"rebuilt {home}: re-embedded {n} chunks with {models.embedder_stamp}\n"
     progress = _progress if sys.stderr.isatty() else None
     report = Engine(home, models, resident=False).index(args.path, format=args.format, progress=progress)
+    not_read = 0
     for b in report.bad_lines:
-        print(f"skipped {b.file}:{b.line}: {b.reason}", file=sys.stderr)
+        if b.line == 0:  # place 0: the whole file (no format recognised it, or it could not be read)
+            not_read += 1
+            print(f"not read {b.file}: {b.reason}", file=sys.stderr)
+        else:
+            print(f"skipped {b.file}:{b.line}: {b.reason}", file=sys.stderr)
     for path, err in report.unreadable:
         print(f"unreadable {path}: {err}", file=sys.stderr)
     text = (
         f"indexed {report.files} files ({report.files_unchanged} unchanged), {report.turns} turns: "
         f"{report.chunks_added} chunks added ({report.texts_embedded} texts embedded), "
-        f"{report.chunks_skipped} already stored, {len(report.bad_lines)} bad lines, {report.seconds:.1f}s\n"
+        f"{report.chunks_skipped} already stored, {len(report.bad_lines) - not_read} bad lines, "
+        f"{not_read + len(report.unreadable)} files not read, {report.seconds:.1f}s\n"
     )
     return report, text
 

@@ -6,7 +6,8 @@
 One module per format (`claude_code`, `codex`, `cursor`, `chatgpt`, `claude_ai`, `native`), each turning its
 format into `.funes.jsonl` lines (secrets masked); `registry` lists them with their default locations,
 `detect` recognises a file by content, `discover` walks a path or a zip, `jsonarray` streams a ~1 GB export,
-`cli` is `funes-py sources`. Pure Python: nothing here loads the engine or a model."""
+`limits` bounds what one record and one zip member may hold (a JSONL line is read in bounded pieces), `cli`
+is `funes-py sources`. Pure Python: nothing here loads the engine or a model."""
 
 from __future__ import annotations
 

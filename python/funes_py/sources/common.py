@@ -1,6 +1,7 @@
 """What every adapter shares: the `Source` item the engine consumes, the `Unit` an adapter reads (a file or
 one member of a zip), the `.funes.jsonl` turn line it writes (secrets masked), timestamps, stable ids, and
-the JSONL record reader (a truncated last line is not an error).
+the JSONL record reader (a truncated last line is not an error; an over-long or too deeply nested one costs only
+itself).
 
 Pure apart from `Unit.open`/`stat`: no engine, no model."""
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from ..redact import mask_secrets
+from .limits import TOO_DEEP, Limits, capped, over_limit, read_lines
 
 Place = int
 Line = tuple[Place, str]
@@ -33,12 +35,14 @@ _ID_NAMESPACE = uuid.UUID("6f0c2b1e-5d0a-4b8e-9a61-3c1f0e7d2a45")
 class Source(NamedTuple):
     """One file (or zip member) for `Engine.index_sources`.
 
-    `lines` is None for a native `.funes.jsonl` file: the engine reads and parses it itself. Otherwise it is
-    [(place, .funes.jsonl line)], place being the 1-based line of the file or the ordinal of the export's
-    conversation. `bad` is [(place, reason)] for the records the adapter could not read. A conversation's
+    `lines` is [(place, .funes.jsonl line)], place being the 1-based line of the file or the ordinal of the
+    export's conversation (None would make the engine read the file itself, whole: no adapter does, so that
+    a line's size is bounded here). `bad` is [(place, reason)] for the records the adapter could not read;
+    place 0 is the whole file (one no format recognised, or one that could not be read). A conversation's
     turns are all in one item (the engine takes a turn's context from the turn before it in the item); a big
-    export comes as several items with the same key and signature. A `signature` of None means the file could
-    not be read to the end: report it, and do not record it as indexed (the next run reads it again)."""
+    export comes as several items with the same key, only the last with the signature. A `signature` of None
+    means: do not record the file as indexed for this item (the file could not be read to its end, or could
+    not be placed, and the next run reads it again)."""
 
     key: str
     signature: str | None
@@ -82,13 +86,15 @@ class Unit:
 
     @contextlib.contextmanager
     def open(self) -> Iterator[IO[bytes]]:
-        """The bytes, streamed (a zip member is decompressed as it is read, never extracted)."""
+        """The bytes, streamed (a zip member is decompressed as it is read, never extracted, and refused past
+        FUNES_MAX_MEMBER_BYTES: MemberTooLarge, an OSError)."""
         if self.member is None:
             with open(self.path, "rb") as f:
                 yield f
         else:
             with zipfile.ZipFile(self.path) as z, z.open(self.member) as f:
-                yield f
+                declared = z.getinfo(self.member).file_size
+                yield capped(f, self.member, declared, Limits.current().member)
 
     def __str__(self) -> str:
         return self.key
@@ -98,13 +104,16 @@ class Refused(ValueError):
     """A record an adapter will not index; the message names the field (or fault) and becomes a `bad` entry."""
 
 
-# What a record of an unexpected shape raises inside an adapter (a list where a string was expected, ...): it
-# is reported as a bad record like a Refused one, never a crash that would cost the rest of the file.
-SHAPE_ERRORS = (Refused, TypeError, AttributeError, KeyError, ValueError, IndexError)
+# What a record of an unexpected shape raises inside an adapter (a list where a string was expected, a value
+# nested deeper than Python's recursion limit where it is copied as JSON, ...): it is reported as a bad record
+# like a Refused one, never a crash that would cost the rest of the file.
+SHAPE_ERRORS = (Refused, TypeError, AttributeError, KeyError, ValueError, IndexError, RecursionError)
 
 
 def reason(e: Exception) -> str:
     """The `bad` reason for an exception out of SHAPE_ERRORS."""
+    if isinstance(e, RecursionError):
+        return TOO_DEEP
     return str(e) if isinstance(e, Refused) else f"unexpected shape ({type(e).__name__}: {e})"
 
 
@@ -216,19 +225,27 @@ def text_of_parts(content: Any, text_types: tuple[str, ...] = ("text",)) -> str:
     return ""
 
 
-def jsonl_records(stream: IO[bytes]) -> Iterator[tuple[Place, dict[str, Any] | None, str | None]]:
+def jsonl_records(stream: IO[bytes], limit: int | None = None) -> Iterator[tuple[Place, dict[str, Any] | None, str | None]]:
     """(line number, record, None) per JSON-object line, (line number, None, reason) per broken line.
 
     Blank lines are skipped. A last line without its newline that does not parse is a record still being
     written: skipped silently (the next run, seeing the file grown, reads it whole). Invalid UTF-8 is decoded
-    with replacement characters (a bad byte must not cost the line)."""
-    for n, raw in enumerate(stream, start=1):
-        complete = raw.endswith(b"\n")
+    with replacement characters (a bad byte must not cost the line). A line over `limit` bytes
+    (FUNES_MAX_RECORD_BYTES when None) is reported, never read whole; one nested past the parser's depth is
+    reported."""
+    limit = Limits.current().record if limit is None else limit
+    for n, raw, size, complete in read_lines(stream, limit):
+        if raw is None:
+            yield n, None, over_limit(size, limit)
+            continue
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             continue
         try:
             obj = json.loads(text)
+        except RecursionError:
+            yield n, None, TOO_DEEP
+            continue
         except json.JSONDecodeError as e:
             if not complete:
                 return

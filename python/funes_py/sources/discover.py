@@ -16,7 +16,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .common import Source, Unit
-from .detect import detect
+from .detect import is_blank, sniff
+from .limits import Limits, over_limit
 from .registry import Format
 
 log = logging.getLogger("funes_py.sources")
@@ -24,6 +25,8 @@ log = logging.getLogger("funes_py.sources")
 WALKED_SUFFIXES = (".jsonl", ".json")
 # What reading a damaged file can raise: the file is reported as unreadable and the run goes on.
 READ_ERRORS = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError)
+UNPLACED = "none of the formats funes-py reads recognises it (`funes-py sources` lists them; --format NAME forces one)"
+UNPLACED_LONG = "its format could not be told: the records looked at are over the record limit (--format NAME forces one)"
 
 
 class UnknownFormat(ValueError):
@@ -79,22 +82,37 @@ def check_explicit(path: str | os.PathLike[str], todo: list[Unit]) -> None:
 
 def _recognised(unit: Unit) -> bool:
     try:
-        return detect(unit) is not None
+        found = sniff(unit)
     except READ_ERRORS:
         return True  # damaged rather than foreign: `items` reports it as unreadable
+    return found.format is not None or bool(found.over_limit)  # records too long to read: damaged, reported
 
 
 def items(todo: Iterable[Unit], forced: Format | None = None) -> Iterator[Source]:
-    """The `Source` items of `todo`, read lazily, one file at a time. A file none of our formats recognises
-    is skipped (logged). A file that fails while it is read yields an item with signature None (report it, do
-    not record it as indexed)."""
+    """The `Source` items of `todo`, read lazily, one file at a time. A file none of our formats recognises,
+    and one that fails while it is read, yields an item with signature None and a `bad` entry at place 0
+    saying why: the run reports it by name, and does not record it as indexed (a later run, perhaps with
+    --format, reads it again). A blank file is read: it holds nothing."""
     for unit in todo:
         try:
-            fmt = forced or detect(unit)
+            fmt = forced
             if fmt is None:
-                log.info("skipping %s: not a format funes-py reads", unit)
-                continue
+                found = sniff(unit)
+                if found.format is None:
+                    yield _unplaced(unit, found.over_limit)
+                    continue
+                fmt = found.format
             log.debug("reading %s as %s", unit, fmt.name)
             yield from fmt.read(unit)
         except READ_ERRORS as e:
             yield Source(unit.key, None, [], [(0, f"unreadable: {e}")])
+
+
+def _unplaced(unit: Unit, over: list[tuple[int, int]]) -> Source:
+    """A file no format recognised, for the report (not recorded as read: a run with --format reads it): its
+    lines over the record limit, and why it was not read; nothing at all for a blank file."""
+    if not over and is_blank(unit):
+        return Source(unit.key, unit.signature(), [], [])
+    limit = Limits.current().record
+    bad = [(n, over_limit(size, limit)) for n, size in over]
+    return Source(unit.key, None, [], [*bad, (0, UNPLACED_LONG if over else UNPLACED)])

@@ -5,9 +5,13 @@ The bytes are read in chunks and decoded incrementally; each element is handed t
 (`json.JSONDecoder.raw_decode`) once it is whole. When the decoder fails, a small scanner (strings and
 brackets only) tells an element that is merely cut off by the buffer's end (read more: the buffer at least
 doubles, so a big element costs linear time) from one that is complete but invalid (reported with its
-ordinal; reading goes on after it). Memory: the current element plus one chunk. `ijson` would do the same
-with a C backend; this keeps the package free of another dependency and lets a broken conversation in the
-middle of an export cost only itself."""
+ordinal; reading goes on after it). An element nested deeper than the C decoder's recursion limit is found
+whole by the same scanner (it counts brackets without recursing) and reported, the same way. An element
+longer than `limit` characters is not buffered: the scanner reads on to its end one chunk at a time, keeping
+its state (depth, inside a string) between chunks, and the element is reported with its length. Memory: the
+current element (at most `limit`) plus one chunk. `ijson` would do the same with a C backend; this keeps the
+package free of another dependency and lets a broken conversation in the middle of an export cost only
+itself."""
 
 from __future__ import annotations
 
@@ -18,11 +22,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .limits import TOO_DEEP, over_limit
+
 CHUNK = 1 << 20
+NO_LIMIT = 1 << 62
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\r\n]*")
-# A whole string (unrolled loop: fast on long strings), a lone quote (a string cut off), or a bracket.
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{}]', re.DOTALL)
+# The rest of a string up to its closing quote (unrolled loop: fast on long strings); it stops early only at
+# the buffer's end, or before a backslash that ends the buffer (the escaped character is in the next chunk).
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+_STRUCTURE = re.compile(r'["\[\]{}]')
 
 
 class NotAnArray(ValueError):
@@ -38,19 +47,39 @@ class Fault:
     fatal: bool = False
 
 
-def _element_end(buf: str, pos: int) -> int | None:
-    """The index just past the object or array starting at `pos`, or None when the buffer ends first."""
-    depth = 0
-    for m in _TOKEN.finditer(buf, pos):
-        tok = m.group()
-        if tok[0] == '"':
-            if len(tok) == 1:
-                return None  # an unterminated string: the rest is in the next chunk
-            continue
-        depth += 1 if tok in "[{" else -1
-        if depth == 0:
-            return m.end()
-    return None
+class _Scanner:
+    """Finds where an element (an object, an array or a string) ends, by its strings and brackets only; its
+    state carries over from one chunk to the next."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+
+    def scan(self, buf: str, i: int) -> tuple[int | None, int]:
+        """(index just past the element's end, or None; the index up to which `buf` is consumed)."""
+        n = len(buf)
+        while i < n:
+            if self.in_string:
+                j = _STRING_REST.match(buf, i).end()  # type: ignore[union-attr]
+                if j >= n or buf[j] == "\\":
+                    return None, j  # the string goes on in the next chunk
+                self.in_string, i = False, j + 1
+                if self.depth <= 0:
+                    return i, i  # the element was a string
+                continue
+            m = _STRUCTURE.search(buf, i)
+            if m is None:
+                return None, n
+            c, i = m.group(), m.end()
+            if c == '"':
+                self.in_string = True
+            elif c in "[{":
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth <= 0:
+                    return i, i
+        return None, i
 
 
 class _Reader:
@@ -86,9 +115,10 @@ class _Reader:
                 return ""
 
 
-def iter_array(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[Any | Fault]:
-    """Each element of the array in `stream`, in order, or a `Fault` in its place. A fatal fault (the file
-    ends inside an element, or the array's punctuation is broken) ends the iteration."""
+def iter_array(stream: IO[bytes], chunk: int = CHUNK, limit: int = NO_LIMIT) -> Iterator[Any | Fault]:
+    """Each element of the array in `stream`, in order, or a `Fault` in its place (an element longer than
+    `limit` characters is one, and is never held whole). A fatal fault (the file ends inside an element, or
+    the array's punctuation is broken) ends the iteration."""
     r = _Reader(stream, chunk)
     first = r.skip_ws()
     if first.startswith("\ufeff"):
@@ -112,32 +142,59 @@ def iter_array(stream: IO[bytes], chunk: int = CHUNK) -> Iterator[Any | Fault]:
             yield Fault(ordinal + 1, "the file ends inside the array (truncated?)", fatal=True)
             return
         ordinal += 1
-        item = _next_element(r, ordinal)
+        item = _next_element(r, ordinal, limit)
         yield item
         if isinstance(item, Fault) and item.fatal:
             return
 
 
-def _next_element(r: _Reader, ordinal: int) -> Any | Fault:
+def _next_element(r: _Reader, ordinal: int, limit: int) -> Any | Fault:
     while True:
         try:
             value, end = _DECODER.raw_decode(r.buf, r.pos)
-        except json.JSONDecodeError as e:
-            if r.buf[r.pos] not in "[{":
+        except (json.JSONDecodeError, RecursionError) as e:
+            if r.buf[r.pos] not in '[{"':
                 if not r.eof and len(r.buf) - r.pos < 64:
                     r.more()
                     continue
-                return Fault(ordinal, f"invalid JSON: {e.msg}", fatal=True)
-            stop = _element_end(r.buf, r.pos)
+                return Fault(ordinal, f"invalid JSON: {getattr(e, 'msg', e)}", fatal=True)
+            scanner = _Scanner()
+            stop, consumed = scanner.scan(r.buf, r.pos)
+            have = len(r.buf) - r.pos
             if stop is None:
-                if r.more(at_least=len(r.buf) - r.pos):
+                if have > limit:
+                    return _skip(r, ordinal, limit, scanner, consumed)
+                # Read until the element is whole, but never more than one character past the limit.
+                if r.more(at_least=max(1, min(have, limit + 1 - have))):
                     continue
                 return Fault(ordinal, "the file ends inside this element (truncated?)", fatal=True)
-            at = r.offset + e.pos
+            if stop - r.pos > limit:
+                return _too_long(r, ordinal, limit, stop)
+            why = TOO_DEEP if isinstance(e, RecursionError) else f"invalid JSON: {e.msg} (character {r.offset + e.pos})"
             r.pos = stop
-            return Fault(ordinal, f"invalid JSON: {e.msg} (character {at})")
+            return Fault(ordinal, why)
         if end == len(r.buf) and not r.eof and not isinstance(value, (dict, list)):
             r.more()  # a number at the buffer's end may go on in the next chunk
             continue
+        if end - r.pos > limit:
+            return _too_long(r, ordinal, limit, end)
         r.pos = end
         return value
+
+
+def _too_long(r: _Reader, ordinal: int, limit: int, stop: int) -> Fault:
+    size, r.pos = stop - r.pos, stop
+    return Fault(ordinal, over_limit(size, limit, "characters"))
+
+
+def _skip(r: _Reader, ordinal: int, limit: int, scanner: _Scanner, consumed: int) -> Fault:
+    """Reads on to the end of an element already longer than `limit`, a chunk at a time, keeping none of it."""
+    size, r.pos = consumed - r.pos, consumed
+    while r.more():
+        stop, consumed = scanner.scan(r.buf, r.pos)
+        size += (stop if stop is not None else consumed) - r.pos
+        if stop is not None:
+            r.pos = stop
+            return Fault(ordinal, over_limit(size, limit, "characters"))
+        r.pos = consumed
+    return Fault(ordinal, f"the file ends inside this element, after {size:,} characters (truncated?)", fatal=True)
