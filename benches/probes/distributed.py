@@ -48,8 +48,8 @@ from benches.paths import REPO as ROOT
 sys.path.insert(0, str(ROOT / "tests"))  # the tests' real parts: SeaweedFS and HAProxy harnesses
 
 from benches.probes.service import QUERIES, conversations  # noqa: E402
-from funes_py.server.auth import tenant_id  # noqa: E402
 from funes_py.server.passages import UNAVAILABLE  # noqa: E402
+from funes_py.tenancy.auth import tenant_id  # noqa: E402
 from lb_helpers import HAProxy  # noqa: E402
 from s3_helpers import SeaweedS3  # noqa: E402
 
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     with SeaweedS3(workdir=work / "seaweed") as s3:
         env = s3.env()
         os.environ.update(env)
-        from funes_py.server.storage import s3_client
+        from funes_py.tenancy.storage import s3_client
 
         data = s3.uri(f"bench-{uuid.uuid4().hex[:8]}")
         try:

@@ -111,7 +111,7 @@ def experiment(quick: bool, work: Path) -> dict[str, Any]:
 def probe(data: Path, conv: str | None) -> dict[str, Any]:
     """Rank (1-based, None = not in the top 20) of the turn-1 output for the four turn-8 queries."""
     from funes_py import Engine, Models
-    from funes_py.server.auth import tenant_id
+    from funes_py.tenancy.auth import tenant_id
 
     root = data / tenant_id("local")
     src = next((root / "src").glob("*.funes.jsonl"))
