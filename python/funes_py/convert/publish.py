@@ -36,7 +36,7 @@ def save_onnx(model: onnx.ModelProto, path: Path, weight_bytes: int) -> None:
     onnx.checker.check_model(str(path))
 
 
-def publish(dest: Path, fp: str, manifest: dict[str, Any], write_files: Callable[[Path], None],
+def publish(dest: Path, fp: str, manifest: dict[str, Any], write_files: Callable[[Path], object],
             model: onnx.ModelProto | None = None, weight_bytes: int = 0) -> Path:  # fmt: skip
     """Stage the entry (`model` as model.onnx when given, whatever `write_files(staging_dir)` writes, then the
     manifest with this converter's version and the fingerprint) and rename it in place as `dest`."""
