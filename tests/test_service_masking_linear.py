@@ -1,7 +1,7 @@
 """Secret masking on the inputs that once made it quadratic (a 200 KB turn of `-eyJ` took 18.8 s) and on
 the large turns users paste (a megabyte of one character, of base64, a long JSON log line): masking is
 still correct on them, and searching in bounded windows finds exactly what one search over the whole text
-finds. Their speed is measured by benches/ingest_stall.py, not asserted here. Pure: no engine, no server."""
+finds. Their speed is measured by benches/probes/ingest_stall.py, not asserted here. Pure: no engine, no server."""
 
 from __future__ import annotations
 
