@@ -105,6 +105,16 @@ class Models:
         """Queries embedded as recall embeds them (the model's query prefix, if it has one)."""
         return self._inner.embed_queries(list(texts))
 
+    @property
+    def scripts(self) -> list[str]:
+        """The scripts the embedder reads: those its vocabulary is written in (``funes_py.choice``)."""
+        return self._inner.scripts
+
+    def share_read(self, text: str) -> float:
+        """The share of ``text``'s letters in a script the embedder reads (1.0 without letters). Recall scales
+        the dense leg's weight by it: an English model asked in Korean counts for nothing, not for noise."""
+        return self._inner.share_read(text)
+
     def rerank_scores(self, query: str, passages: list[str]) -> list[float]:
         """Raw cross-encoder logits, one per passage (needs a reranker)."""
         return self._inner.rerank_scores(query, list(passages))

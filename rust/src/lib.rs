@@ -36,6 +36,7 @@
 //! | 1     | `ingest`    | `.funes.jsonl` lines → `Turn`s; bad lines reported with their place  | yes but `files` |
 //! | 1     | `options`   | the options of every call, with named default constants              | yes   |
 //! | 1     | `home`      | where a memory lives: a local path or `s3://bucket/prefix`           | yes   |
+//! | 1     | `script`    | the writing system of a letter; which scripts a model's vocabulary reads | yes |
 //! | 1     | `time`      | timestamps and date bounds                                           | yes   |
 //! | 0     | `records`   | `result_record!`: a result struct that, with `python`, is its Python class | yes |
 //! | 0     | `error`     | one error type, one variant per Python exception class               | yes   |
@@ -77,6 +78,7 @@ pub mod record;
 mod records;
 pub mod resident;
 pub mod runtime;
+pub mod script;
 pub mod search;
 pub mod store;
 pub mod thesaurus;

@@ -15,12 +15,13 @@ pub use reads::{ForgetReport, ScanMatch, SessionInfo, Sketch, Status};
 
 pub use crate::analyzer::ANALYZER_VERSION;
 pub use crate::home::Home;
-pub use crate::inference::{init_ort, Models, DEFAULT_QUERY_THREADS};
+pub use crate::inference::{init_ort, vocabulary_scripts, Models, DEFAULT_QUERY_THREADS};
 pub use crate::ingest::BadLine;
 pub use crate::options::{
     EngineOptions, Legs, OnModelMismatch, RecallOptions, ANSWER_FLOOR_BASE_ROWS, DEFAULT_CANDIDATES, DEFAULT_DENSE_WEIGHT,
     DEFAULT_GET_WINDOW, DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT,
 };
+pub use crate::script::{letters_by_script, Scripts};
 pub use crate::search::{Hit, Neighbor, TurnText};
 pub use crate::time::parse_bound;
 
@@ -41,6 +42,18 @@ pub fn resolve_home(home: &str) -> Result<Home> {
         .or_else(|| env("HOME").map(|d| d.join(".local/state/funes_py/remote")))
         .unwrap_or_else(|| std::env::temp_dir().join("funes_py-state"));
     Home::parse(home, &root)
+}
+
+/// The model a memory was built with ("name@fingerprint", dimension), read without loading any model:
+/// `None` when there is no memory at `home` or it holds no data yet. A caller that names no model opens a
+/// memory with its own.
+pub fn stored_model(home: &Home) -> Result<Option<(String, usize)>> {
+    if let Home::Local(dir) = home {
+        if !dir.exists() {
+            return Ok(None);
+        }
+    }
+    block_on(async { Memory::open(home, false).await?.store().model_stamp().await })
 }
 
 pub struct Engine {

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::onnx::{OnnxModel, Tokens};
 use super::spec::{ModelKind, ModelSpec, Pooling};
 use crate::error::{Error, Result};
+use crate::script::Scripts;
 
 /// Texts per forward pass when indexing. Texts are sorted by token count first, so a batch pads little.
 pub const EMBED_BATCH: usize = 32;
@@ -31,6 +32,8 @@ type Indexed = (usize, Vec<f32>);
 
 pub struct Embedder {
     model: OnnxModel,
+    /// The scripts its vocabulary is written in: how much of a text it can read (`script`).
+    scripts: Scripts,
 }
 
 impl Embedder {
@@ -41,7 +44,19 @@ impl Embedder {
         if spec.kind != ModelKind::Embedder {
             return Err(Error::model(format!("{} is a {:?}, not an embedder", dir.display(), spec.kind)));
         }
-        Ok(Self { model: OnnxModel::load(dir, spec, pool, 1, query_threads.clamp(1, super::cores()))? })
+        let model = OnnxModel::load(dir, spec, pool, 1, query_threads.clamp(1, super::cores()))?;
+        let scripts = model.scripts();
+        Ok(Self { model, scripts })
+    }
+
+    /// The scripts the model reads.
+    pub fn scripts(&self) -> &Scripts {
+        &self.scripts
+    }
+
+    /// The share of a text's letters the model reads (1 for a text without letters).
+    pub fn share_read(&self, text: &str) -> f32 {
+        self.scripts.share_read(text)
     }
 
     pub fn spec(&self) -> &ModelSpec {

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::script::Scripts;
 use crate::thesaurus::{self, Thesaurus};
 
 static ORT_INIT: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
@@ -51,6 +52,14 @@ pub fn init_ort(dylib: Option<&Path>) -> Result<PathBuf> {
         Ok(path)
     });
     r.clone().map_err(Error::model)
+}
+
+/// The scripts the vocabulary of a `tokenizer.json` is written in, without loading its model (to tell
+/// which model reads a text before loading one).
+pub fn vocabulary_scripts(tokenizer_json: &Path) -> Result<Scripts> {
+    let tok =
+        tokenizers::Tokenizer::from_file(tokenizer_json).map_err(|e| Error::model(format!("reading {}: {e}", tokenizer_json.display())))?;
+    Ok(Scripts::of_vocabulary(tok.get_vocab(false).keys().map(String::as_str)))
 }
 
 /// What a recall needs from the loaded models: one embedder, and a reranker if one was given.

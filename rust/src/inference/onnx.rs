@@ -21,6 +21,7 @@ use tokenizers::{Encoding, Tokenizer, TruncationParams, TruncationStrategy};
 
 use super::spec::ModelSpec;
 use crate::error::{Error, Result};
+use crate::script::Scripts;
 
 /// Graph rewrites ONNX Runtime would apply that make our models slower. SkipLayerNormFusion turns each
 /// residual Add + LayerNormalization into SkipLayerNormalization, whose CPU kernel in onnxruntime 1.32 takes
@@ -88,6 +89,12 @@ impl OnnxModel {
         let latency = if latency_threads > 0 { Some(Mutex::new(session(latency_threads)?)) } else { None };
         let output = sessions[0].lock().unwrap().outputs().first().map(|o| o.name().to_string()).unwrap_or_default();
         Ok(Self { spec, tokenizer, sessions, latency, next: AtomicUsize::new(0), pad_id, output })
+    }
+
+    /// The scripts the model's vocabulary is written in (`script::Scripts::of_vocabulary`).
+    pub fn scripts(&self) -> Scripts {
+        let vocab = self.tokenizer.get_vocab(false);
+        Scripts::of_vocabulary(vocab.keys().map(String::as_str))
     }
 
     pub fn pool_size(&self) -> usize {

@@ -20,11 +20,33 @@ fn init_ort(py: Python<'_>, path: Option<std::path::PathBuf>) -> PyResult<String
     py.detach(|| core::init_ort(path.as_deref())).map(|p| p.display().to_string()).map_err(to_py)
 }
 
+/// The scripts the vocabulary of a `tokenizer.json` is written in, without loading a model.
+#[pyfunction]
+fn vocabulary_scripts(py: Python<'_>, tokenizer_json: std::path::PathBuf) -> PyResult<Vec<&'static str>> {
+    py.detach(|| core::vocabulary_scripts(&tokenizer_json)).map(|s| s.names()).map_err(to_py)
+}
+
+/// How many of a text's letters each script holds, most first.
+#[pyfunction]
+fn letters_by_script(text: &str) -> Vec<(&'static str, usize)> {
+    core::letters_by_script(text)
+}
+
+/// The model a memory was built with ("name@fingerprint", dimension), or None: no memory, or no data yet.
+#[pyfunction]
+fn stored_model(py: Python<'_>, home: String) -> PyResult<Option<(String, usize)>> {
+    let home = core::resolve_home(&home).map_err(to_py)?;
+    py.detach(|| core::stored_model(&home)).map_err(to_py)
+}
+
 #[pymodule]
 fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(init_ort, m)?)?;
     m.add_function(wrap_pyfunction!(options::answer_floor_at, m)?)?;
+    m.add_function(wrap_pyfunction!(vocabulary_scripts, m)?)?;
+    m.add_function(wrap_pyfunction!(letters_by_script, m)?)?;
+    m.add_function(wrap_pyfunction!(stored_model, m)?)?;
     m.add_class::<models::Models>()?;
     m.add_class::<engine::Engine>()?;
     classes::register(m)?;

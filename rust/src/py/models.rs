@@ -83,6 +83,17 @@ impl Models {
         near.into_iter().map(|n| (n.word, n.term, n.weight)).collect()
     }
 
+    /// The scripts the embedder's vocabulary reads (`Latin`, `Hangul`, ...).
+    #[getter]
+    fn scripts(&self) -> Vec<&'static str> {
+        self.inner.embedder.scripts().names()
+    }
+
+    /// The share of a text's letters written in a script the embedder reads (1 for a text without letters).
+    fn share_read(&self, text: &str) -> f32 {
+        self.inner.embedder.share_read(text)
+    }
+
     /// Raw cross-encoder logits for (query, passage) pairs.
     fn rerank_scores(&self, py: Python<'_>, query: String, passages: Vec<String>) -> PyResult<Vec<f32>> {
         let models = self.inner.clone();

@@ -48,14 +48,31 @@ pub struct Evidence {
     pub near_day: bool,
 }
 
-/// `exp(w·z_dense + (1 − w)·z_bm25 + IDENTIFIER_BONUS·identifiers)`, `w` the dense weight. The exponential
-/// keeps the order and makes the score positive, so recency's factor (`recency_factor`) works on any sign:
-/// multiplying by `1 − RECENCY_SHARE` is subtracting about `RECENCY_SHARE` in fused units.
-pub fn fused_score(e: &Evidence, dense: Option<LegScale>, bm25: Option<LegScale>, dense_weight: f64) -> f64 {
+/// What each leg's z-score counts for in one recall.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub dense: f64,
+    pub bm25: f64,
+}
+
+impl Weights {
+    /// `dense_weight` for the dense leg, scaled by the share of the question its embedder reads (`dense_read`,
+    /// `script::Scripts::share_read`); BM25 keeps `1 − dense_weight`. A dense leg reading none of the question
+    /// (an English model asked in Korean) returns noise that spreads like evidence: it then counts for
+    /// nothing, and fusion is BM25 with its bonuses instead of BM25 outvoted by noise.
+    pub fn of(dense_weight: f64, dense_read: f32) -> Self {
+        Self { dense: dense_weight * f64::from(dense_read.clamp(0.0, 1.0)), bm25: 1.0 - dense_weight }
+    }
+}
+
+/// `exp(w_d·z_dense + w_b·z_bm25 + IDENTIFIER_BONUS·identifiers + day bonus)`, the weights from `Weights`. The
+/// exponential keeps the order and makes the score positive, so recency's factor (`recency_factor`) works on
+/// any sign: multiplying by `1 − RECENCY_SHARE` is subtracting about `RECENCY_SHARE` in fused units.
+pub fn fused_score(e: &Evidence, dense: Option<LegScale>, bm25: Option<LegScale>, w: Weights) -> f64 {
     let d = dense.map_or(0.0, |s| s.z(e.cosine));
     let b = bm25.map_or(0.0, |s| s.z(e.bm25));
     let day = if e.near_day { DAY_BONUS } else { 0.0 };
-    (dense_weight * d + (1.0 - dense_weight) * b + IDENTIFIER_BONUS * e.identifiers + day).exp()
+    (w.dense * d + w.bm25 * b + IDENTIFIER_BONUS * e.identifiers + day).exp()
 }
 
 /// Whether a passage said on `said` falls in the window of one of the `days` a query names: from
@@ -117,8 +134,8 @@ mod tests {
         // A leads BM25 by a hair and is second in dense; B is second in BM25 and far ahead in dense.
         let dense = LegScale::of(&[0.80, 0.50, 0.40, 0.39, 0.38]);
         let bm25 = LegScale::of(&[6.0, 5.95, 3.0, 2.9, 2.8]);
-        let a = fused_score(&ev(0.50, 6.0), dense, bm25, 0.3);
-        let b = fused_score(&ev(0.80, 5.95), dense, bm25, 0.3);
+        let a = fused_score(&ev(0.50, 6.0), dense, bm25, Weights::of(0.3, 1.0));
+        let b = fused_score(&ev(0.80, 5.95), dense, bm25, Weights::of(0.3, 1.0));
         assert!(b > a, "{b} vs {a}");
         // Rank fusion put A first: 0.3/61 + 1/60 (0.02159) against 0.3/60 + 1/61 (0.02139).
     }
@@ -127,9 +144,23 @@ mod tests {
     fn the_dense_weight_mixes_the_legs() {
         let (dense, bm25) = (LegScale::of(&[0.2, 0.6]), LegScale::of(&[1.0, 3.0]));
         let e = ev(0.6, 1.0); // +1 sd dense, -1 sd BM25
-        assert!((fused_score(&e, dense, bm25, 0.3).ln() - (0.3 - 0.7)).abs() < 1e-9);
-        assert!((fused_score(&e, dense, None, 0.3).ln() - 0.3).abs() < 1e-9, "BM25 off: only dense counts");
-        assert!((fused_score(&e, None, bm25, 0.3).ln() + 0.7).abs() < 1e-9);
+        assert!((fused_score(&e, dense, bm25, Weights::of(0.3, 1.0)).ln() - (0.3 - 0.7)).abs() < 1e-9);
+        assert!((fused_score(&e, dense, None, Weights::of(0.3, 1.0)).ln() - 0.3).abs() < 1e-9, "BM25 off: only dense counts");
+        assert!((fused_score(&e, None, bm25, Weights::of(0.3, 1.0)).ln() + 0.7).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_dense_leg_that_reads_none_of_the_question_counts_for_nothing() {
+        let (dense, bm25) = (LegScale::of(&[0.2, 0.6]), LegScale::of(&[1.0, 3.0]));
+        let noise_leader = ev(0.6, 1.0); // +1 sd dense, -1 sd BM25
+        let bm25_leader = ev(0.2, 3.0); // -1 sd dense, +1 sd BM25
+        let read = Weights::of(0.3, 1.0);
+        let unread = Weights::of(0.3, 0.0);
+        assert_eq!(unread, Weights { dense: 0.0, bm25: 0.7 });
+        assert!(fused_score(&bm25_leader, dense, bm25, unread) > fused_score(&noise_leader, dense, bm25, unread));
+        assert!((fused_score(&noise_leader, dense, bm25, unread).ln() + 0.7).abs() < 1e-9, "BM25's part unchanged");
+        let half = Weights::of(0.3, 0.5);
+        assert!((half.dense - 0.15).abs() < 1e-12 && read.dense == 0.3);
     }
 
     #[test]
@@ -138,8 +169,8 @@ mod tests {
         assert_eq!(identifier_share(&w, &ids(&["n11", "mt4471"])), 1.0);
         assert_eq!(identifier_share(&w, &ids(&["mt4472", "n11"])), 0.5);
         assert_eq!(identifier_share(&[], &ids(&["mt4471"])), 0.0);
-        let plain = fused_score(&ev(0.5, 1.0), None, None, 0.3);
-        let named = fused_score(&Evidence { identifiers: 0.5, ..ev(0.5, 1.0) }, None, None, 0.3);
+        let plain = fused_score(&ev(0.5, 1.0), None, None, Weights::of(0.3, 1.0));
+        let named = fused_score(&Evidence { identifiers: 0.5, ..ev(0.5, 1.0) }, None, None, Weights::of(0.3, 1.0));
         assert!((named.ln() - plain.ln() - 0.5 * IDENTIFIER_BONUS).abs() < 1e-9);
     }
 
@@ -169,8 +200,8 @@ mod tests {
         let asked = [d(10, 24)];
         assert!(near_named_day(d(10, 24), &asked) && near_named_day(d(10, 17), &asked) && near_named_day(d(10, 26), &asked));
         assert!(!near_named_day(d(10, 16), &asked) && !near_named_day(d(10, 27), &asked) && !near_named_day(d(10, 24), &[]));
-        let plain = fused_score(&ev(0.5, 1.0), None, None, 0.3);
-        let near = fused_score(&Evidence { near_day: true, ..ev(0.5, 1.0) }, None, None, 0.3);
+        let plain = fused_score(&ev(0.5, 1.0), None, None, Weights::of(0.3, 1.0));
+        let near = fused_score(&Evidence { near_day: true, ..ev(0.5, 1.0) }, None, None, Weights::of(0.3, 1.0));
         assert!((near.ln() - plain.ln() - DAY_BONUS).abs() < 1e-9);
     }
 }

@@ -24,7 +24,7 @@ use crate::options::{RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
-use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale};
+use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale, Weights};
 use legs::{lance_legs, resident_legs, Legs};
 use question::Question;
 
@@ -130,6 +130,7 @@ fn fuse(
         return Vec::new();
     }
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
+    let weights = Weights::of(opts.dense_weight, question.dense_read);
     let days = days_named(question.text);
     let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
         .rows
@@ -137,7 +138,7 @@ fn fuse(
         .map(|c| {
             let near_day = !days.is_empty() && written_day(&c.row.chunk.ts).is_some_and(|d| near_named_day(d, &days));
             let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers, near_day };
-            let score = fused_score(&evidence, dense, bm25, opts.dense_weight);
+            let score = fused_score(&evidence, dense, bm25, weights);
             (c.row, score, c.similarity, c.identifiers > 0.0)
         })
         .collect();

@@ -16,18 +16,22 @@ pub(super) struct Question<'q> {
     pub near: Vec<NearTerm>,
     /// The identifiers it names (`id_terms`, glued forms such as `mt4471`).
     pub wanted: Vec<String>,
+    /// The share of its letters the embedder reads (`script`): what the dense leg's weight is scaled by.
+    pub dense_read: f32,
 }
 
 impl<'q> Question<'q> {
     /// In a dense-only comparison nothing lexical counts: no terms, near words or identifiers.
     pub fn analyse(text: &'q str, models: &Models, opts: &RecallOptions) -> Self {
         if opts.legs == LegChoice::Dense {
-            return Self { text, terms: Vec::new(), near: Vec::new(), wanted: Vec::new() };
+            return Self { text, terms: Vec::new(), near: Vec::new(), wanted: Vec::new(), dense_read: 1.0 };
         }
         let terms = with_bm25_analyzer(|a| a.query(text));
         let near =
             if opts.near_words { models.thesaurus.expand_terms(text, &terms, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT) } else { Vec::new() };
-        Self { text, wanted: id_terms(text), terms, near }
+        // Only a fused ranking weighs the legs: a comparison of one leg keeps it whatever it reads.
+        let dense_read = if opts.legs == LegChoice::Hybrid { models.embedder.share_read(text) } else { 1.0 };
+        Self { text, wanted: id_terms(text), terms, near, dense_read }
     }
 
     /// What the resident BM25 asks for: the question's own terms at weight 1, its near words' at theirs.
