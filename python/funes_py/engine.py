@@ -38,6 +38,11 @@ class Engine:
     every recall with Lance's own indexes: slower per call, but nothing to load, which suits a process that
     answers one query and exits (the CLI does this).
 
+    ``models`` None: the memory's own model (the one it was built with), or for a memory that holds nothing
+    yet the model its first ``index`` chooses by what it reads: the default embedder, or multilingual-e5-small
+    for a history mostly written in scripts the default does not read (``funes_py.choice``; ``choice`` says
+    which and why). ``FUNES_EMBEDDER`` names one for every memory.
+
     ``on_model_mismatch``: a memory embedded with another model than ``models``' is refused with
     ``ModelMismatchError`` ("refuse", the default) or re-embedded from its stored text ("rebuild"; then
     ``rebuilt`` says from which model and how many chunks)."""
@@ -50,7 +55,11 @@ class Engine:
         resident: bool = _funes.DEFAULT_RESIDENT,
         on_model_mismatch: OnModelMismatch = "refuse",
     ) -> None:
-        self.models = models if models is not None else Models.load()
+        from . import choice
+
+        self.choice = choice.Choice(None, "given by the caller") if models is not None else choice.for_memory(home)
+        self.models = models if models is not None else Models.load(self.choice.embedder)
+        self._open_args = (resident, on_model_mismatch)
         self._inner = _funes.Engine(_home(home), self.models._inner, resident, on_model_mismatch)
 
     @classmethod
@@ -62,8 +71,12 @@ class Engine:
     ) -> tuple[Engine, int]:
         """Re-embeds a memory's stored text with ``models`` (after a model change); returns the engine and
         the number of chunks re-embedded. No source files are needed."""
+        from . import choice
+
         self = cls.__new__(cls)
         self.models = models if models is not None else Models.load()
+        self.choice = choice.Choice(None, "rebuilt with the given models")
+        self._open_args = (_funes.DEFAULT_RESIDENT, "refuse")
         self._inner, n = _funes.Engine.rebuild(_home(home), self.models._inner, progress=progress)
         return self, n
 
@@ -88,11 +101,32 @@ class Engine:
         are not read; only new chunks are embedded."""
         from . import sources
 
+        if self.choice.open:
+            self.choose_model(path, format)
         try:
             todo, unchanged = sources.plan(path, format, self._inner.unchanged)
         except ValueError as e:  # an unknown format name, or a named file none of the formats reads
             raise InvalidInputError(str(e)) from None
         return self._inner.index_sources(todo, unchanged, progress)
+
+    def choose_model(self, path: str | os.PathLike[str], format: str | None = None) -> None:
+        """For a memory with no data and no model named (``choice.open``): let the first texts of ``path``
+        choose its model (``funes_py.choice.for_texts``), and load it. ``index`` does this by itself; call it
+        first to know the choice before a long run. Otherwise it does nothing."""
+        if not self.choice.open:
+            return
+        from . import choice, sources
+
+        if _funes.stored_model(self.home) is not None:  # another writer got there first
+            self.choice = choice.for_memory(self.home)
+        else:
+            try:
+                self.choice = choice.for_texts(sources.sample_texts(path, format, choice.SAMPLE_TEXTS))
+            except (OSError, ValueError):  # unreadable input is the index run's to report, with its place
+                self.choice = choice.Choice(None, "the default embedder")
+        if self.choice.embedder is not None and self.choice.embedder != self.models.embedder_name:
+            self.models = Models.load(self.choice.embedder)
+            self._inner = _funes.Engine(self.home, self.models._inner, *self._open_args)
 
     def index_lines(self, sources: Iterable[tuple[str, Iterable[str]]]) -> IndexReport:
         """Indexes ``.funes.jsonl`` lines held in memory (sources read from object storage, say), in one run:

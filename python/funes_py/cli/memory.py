@@ -110,7 +110,13 @@ def _index(args: argparse.Namespace, home: str, models: Any) -> tuple[Any, str]:
         _, n = Engine.rebuild(home, models)
         return {"chunks": n, "model": models.embedder_stamp}, f"rebuilt {home}: re-embedded {n} chunks with {models.embedder_stamp}\n"
     progress = _progress if sys.stderr.isatty() else None
-    report = Engine(home, models, resident=False).index(args.path, format=args.format, progress=progress)
+    # No model named: the memory's own, or for a new memory the one its first texts choose (funes_py.choice).
+    eng = Engine(home, models, resident=False) if models is not None else Engine(home, resident=False)
+    if models is None and eng.choice.open:
+        eng.choose_model(args.path, args.format)
+        if eng.choice.embedder is not None:
+            print(f"model: {eng.models.embedder_name} ({eng.choice.why})", file=sys.stderr)
+    report = eng.index(args.path, format=args.format, progress=progress)
     not_read = 0
     for b in report.bad_lines:
         if b.line == 0:  # place 0: the whole file (no format recognised it, or it could not be read)
@@ -143,6 +149,20 @@ def _recall(args: argparse.Namespace, eng: Any) -> tuple[Any, str]:
     return hits, format_hits(hits) + ("" if hits else "\n")
 
 
+def _model_choice(eng: Any, stamp: str) -> str:
+    """Why the memory has its model, told from a sample of its text (`funes_py.choice.describe`)."""
+    from .. import choice
+
+    if not stamp:
+        return "none yet: the first texts indexed choose"
+    texts: list[str] = []
+    for s in eng.sessions()[:20]:
+        texts += [t.text for t in eng.get(s.session_id)]
+        if len(texts) >= choice.SAMPLE_TEXTS:
+            break
+    return choice.describe(stamp, texts[: choice.SAMPLE_TEXTS])
+
+
 def _read(args: argparse.Namespace, eng: Any) -> tuple[Any, str]:
     """get, scan, sessions, sketch, status, forget: the result and its text."""
     if args.cmd == "get":
@@ -164,6 +184,7 @@ def _read(args: argparse.Namespace, eng: Any) -> tuple[Any, str]:
         st = eng.status()
         return st, (
             f"memory: {st.home}\nmodel: {st.model}\nmemory model: {st.memory_model or '(empty)'}\n"
+            f"model choice: {_model_choice(eng, st.memory_model)}\n"
             f"bm25 analyzer: version {st.analyzer_version or '-'}\n"
             f"chunks: {st.rows}\nsessions: {st.sessions}\n"
             f"bm25 index: {'yes' if st.fts_indexed else 'no'} ({st.fts_unindexed_rows} rows not yet indexed, scanned)\n"
@@ -186,7 +207,15 @@ def run(args: argparse.Namespace) -> int:
         return fail("index needs a PATH (or --rebuild)", EXIT_USAGE)
     if args.cmd == "recall" and not " ".join(args.query).strip():
         return fail("recall needs a QUERY", EXIT_USAGE)
-    models = Models.load(embedder=args.embedder, reranker=getattr(args, "reranker", None))
+    reranker = getattr(args, "reranker", None)
+    if args.embedder is not None or (args.cmd == "index" and args.rebuild):  # --rebuild: the model of now
+        models = Models.load(embedder=args.embedder, reranker=reranker)
+    elif args.cmd == "index":
+        models = None  # the engine chooses: the memory's own model, or the one its first texts choose
+    else:
+        from .. import choice
+
+        models = Models.load(embedder=choice.for_memory(home).embedder, reranker=reranker)
     if args.cmd == "index":
         result, text = _index(args, home, models)
     else:

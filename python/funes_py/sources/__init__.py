@@ -11,6 +11,7 @@ is `funes-py sources`. Pure Python: nothing here loads the engine or a model."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from .common import Source, Unit
 from .discover import UnknownFormat, check_explicit, items, units
 from .registry import FORMATS, Format, get
 
-__all__ = ["FORMATS", "Format", "Source", "Unit", "UnknownFormat", "get", "items", "plan", "units"]
+__all__ = ["FORMATS", "Format", "Source", "Unit", "UnknownFormat", "get", "items", "plan", "sample_texts", "units"]
 
 log = logging.getLogger("funes_py.sources")
 
@@ -47,3 +48,20 @@ def plan(
     if forced is None and Path(path).expanduser().is_file():
         check_explicit(path, todo)
     return items(todo, forced), len(keyed) - len(todo)
+
+
+def sample_texts(path: str | os.PathLike[str], format: str | None, n: int) -> list[str]:
+    """Up to `n` message texts from the start of what `path` holds, read as `plan` would read them (what a new
+    memory's model is chosen by, `funes_py.choice`). Stops reading as soon as it has them."""
+    forced = get(format) if format else None
+    out: list[str] = []
+    for source in items(units(path), forced):
+        for _, line in source.lines or []:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            out.extend(b.get("text", "") for b in record.get("blocks", []) if isinstance(b, dict) and b.get("block_type") == "text")
+            if len(out) >= n:
+                return out[:n]
+    return out
