@@ -45,7 +45,8 @@ class RecallOptions:
     * ``half_life_days``: recency orders passages of about equal relevance newest first (0: off).
     * Filters, applied before ranking (empty: everything): ``since`` / ``until`` (ISO date or time, or a
       ``date``/``datetime``; a bare ``until`` date includes that day), ``sessions``, ``roles``,
-      ``block_types``, ``harnesses``.
+      ``block_types``, ``harnesses``, ``projects`` (working directories, exactly: a coding agent's sessions
+      of one project; ``Hit.workdir`` is a hit's).
     * ``min_similarity``: drop passages whose cosine similarity to the query is below it, so a question
       about something never discussed returns nothing. ``answer_floor``: when the query names no identifier
       and no passage found reaches this cosine, return nothing (it reads the best passage, not each).
@@ -72,6 +73,7 @@ class RecallOptions:
     roles: Sequence[str] = ()
     block_types: Sequence[str] = ()
     harnesses: Sequence[str] = ()
+    projects: Sequence[str] = ()
     min_similarity: float | None = None
     answer_floor: float | None = None
     answer_floor_per_decade: float = 0.0
@@ -88,7 +90,7 @@ class RecallOptions:
         # Normalised once, here, so the binding reads plain values: ISO text and tuples.
         for name in ("since", "until", "now"):
             object.__setattr__(self, name, _iso(getattr(self, name)))
-        for name in ("sessions", "roles", "block_types", "harnesses"):
+        for name in ("sessions", "roles", "block_types", "harnesses", "projects"):
             object.__setattr__(self, name, _names(getattr(self, name)))
         if self.k < 0 or self.candidates < 0 or self.neighbors < 0:
             raise ValueError("k, candidates and neighbors must not be negative")

@@ -25,6 +25,8 @@ pub struct Chunk {
     pub ts: String,
     pub role: String,
     pub harness: String,
+    /// The turn's working directory (its project): "" when the source has none.
+    pub workdir: String,
     pub block_type: String,
     pub tool_name: Option<String>,
     pub block_idx: i64,
@@ -65,6 +67,7 @@ pub fn chunk_turn(turn: &Turn) -> Vec<Chunk> {
                 ts: turn.ts.clone(),
                 role: turn.role.clone(),
                 harness: turn.harness.clone(),
+                workdir: turn.workdir.clone().unwrap_or_default(),
                 block_type: block.block_type.clone(),
                 tool_name: block.tool_name.clone(),
                 block_idx: block_idx as i64,
@@ -317,6 +320,7 @@ mod tests {
             ts: "2026-10-08T09:14:00Z".into(),
             role: "assistant".into(),
             harness: "chat".into(),
+            workdir: Some("/src/app".into()),
             blocks: vec![
                 Block { block_type: "text".into(), text: "   ".into(), tool_name: None },
                 Block { block_type: "tool_use".into(), text: "{}".into(), tool_name: Some("Bash".into()) },
@@ -328,5 +332,6 @@ mod tests {
         assert_eq!(chunks[0].id, chunk_id("s", "t", 1, 0));
         assert_eq!(chunks[0].seq, 3);
         assert_eq!(chunks[0].text, "[tool_use Bash] {}");
+        assert_eq!(chunks[0].workdir, "/src/app", "the turn's project goes with each of its chunks");
     }
 }

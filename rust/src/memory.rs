@@ -368,6 +368,28 @@ mod tests {
         assert_eq!(r.session("s1").len(), 2);
     }
 
+    #[test]
+    fn a_memory_without_a_later_column_gets_it_as_nulls() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = block_on(Memory::open(&Home::Local(dir.path().into()), true)).unwrap();
+        let mut a = row("s1", 1, "pump seal leaking", [1., 0., 0.]);
+        a.chunk.workdir = "/src/pumps".into();
+        block_on(m.append(std::slice::from_ref(&a), DIM, "m@1")).unwrap();
+        block_on(m.store().drop_column_for_test("workdir")).unwrap(); // a memory written before the column
+        assert_eq!(block_on(m.store().missing_columns()).unwrap(), ["workdir"]);
+        block_on(m.store().add_null_columns(&["workdir"])).unwrap();
+        assert!(block_on(m.store().missing_columns()).unwrap().is_empty());
+        let mut b = row("s2", 1, "motor hums", [0., 1., 0.]);
+        b.chunk.workdir = "/src/motors".into();
+        block_on(m.append(std::slice::from_ref(&b), DIM, "m@1")).unwrap(); // this build's rows fit its schema
+        let rows = block_on(m.store().scan(&Filter::default(), crate::store::ROW_COLUMNS)).unwrap();
+        let mut seen: Vec<(String, String)> = rows.iter().map(|r| (r.chunk.session_id.clone(), r.chunk.workdir.clone())).collect();
+        seen.sort();
+        assert_eq!(seen, [("s1".to_string(), String::new()), ("s2".to_string(), "/src/motors".to_string())]);
+        let projects = Filter { projects: vec!["/src/motors".into()], ..Default::default() };
+        assert_eq!(block_on(m.store().count(&projects)).unwrap(), 1, "the SQL side of the projects filter");
+    }
+
     /// Files under `dir` that contain any of `needles`.
     fn files_holding(dir: &Path, needles: &[&[u8]]) -> Vec<String> {
         let mut found = Vec::new();

@@ -63,6 +63,8 @@ pub struct RecallOptions {
     pub block_types: Vec<String>,
     /// Only turns written by these harnesses (`claude-code`, `gateway`, ...; empty: all).
     pub harnesses: Vec<String>,
+    /// Only turns held in these working directories (a coding agent's projects), exactly (empty: all).
+    pub projects: Vec<String>,
     /// Relevance floor: candidates whose cosine similarity to the query is below it are dropped, so recall
     /// can say "nothing relevant". `None`: no floor.
     pub min_similarity: Option<f32>,
@@ -142,6 +144,7 @@ impl Default for RecallOptions {
             roles: Vec::new(),
             block_types: Vec::new(),
             harnesses: Vec::new(),
+            projects: Vec::new(),
             min_similarity: None,
             answer_floor: None,
             answer_floor_per_decade: 0.0,

@@ -29,6 +29,7 @@ pub struct RowView<'a> {
     pub session_id: &'a str,
     pub role: &'a str,
     pub harness: &'a str,
+    pub workdir: &'a str,
     pub block_type: &'a str,
     pub ts_ms: Option<i64>,
 }

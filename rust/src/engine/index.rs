@@ -260,6 +260,21 @@ impl Engine {
         Ok(report)
     }
 
+    /// Gives a memory written before a column was added (`store::schema::ADDED_COLUMNS`) that column, as nulls:
+    /// a commit that writes no data, so the memory's schema is this build's before anything appends to it.
+    pub(super) fn add_missing_columns(&self) -> Result<()> {
+        let store = self.memory.store();
+        if block_on(store.missing_columns())?.is_empty() {
+            return Ok(());
+        }
+        let _lock = self.lock_for_writing()?;
+        let missing = block_on(store.missing_columns())?; // another process may have added them meanwhile
+        if !missing.is_empty() {
+            block_on(store.add_null_columns(&missing))?;
+        }
+        Ok(())
+    }
+
     /// Rewrites the `fts` column of a memory whose stored analyzer version is not this build's, from the stored
     /// text and with the stored vectors (nothing is embedded), in one commit, so BM25 never mixes the tokens
     /// of two analyzers. Returns the number of chunks re-tokenised (0 when the memory was current).

@@ -79,6 +79,7 @@ impl Engine {
         let engine = Self::open_unchecked(home, models, opts)?;
         match (engine.model_mismatch()?, opts.on_model_mismatch) {
             (None, _) => {
+                engine.add_missing_columns()?;
                 engine.retokenize_if_older()?;
                 Ok(engine)
             }

@@ -26,6 +26,9 @@ pub struct Turn {
     pub role: String,
     #[serde(default)]
     pub harness: String,
+    /// The working directory the conversation was held in (a coding agent's project; none for a chat app).
+    #[serde(default)]
+    pub workdir: Option<String>,
     pub blocks: Vec<Block>,
 }
 

@@ -26,6 +26,8 @@ pub struct Hit {
     pub ts: String,
     pub role: String,
     pub harness: String,
+    /// The working directory (project) the turn was held in; "" when its source has none.
+    pub workdir: String,
     pub block_type: String,
     pub tool_name: Option<String>,
     pub text: String,
@@ -46,6 +48,7 @@ impl From<core::Hit> for Hit {
             ts: c.ts,
             role: c.role,
             harness: c.harness,
+            workdir: c.workdir,
             block_type: c.block_type,
             tool_name: c.tool_name,
             text: c.text,

@@ -47,8 +47,8 @@ struct Fixed {
     /// Lengths of the id, the turn id and the time.
     lens: [u32; 3],
     session: u32,
-    /// Numbers in `Rows::labels` of the role, the harness and the block type.
-    labels: [u32; 3],
+    /// Numbers in `Rows::labels` of the role, the harness, the block type and the working directory.
+    labels: [u32; 4],
     /// The tool's number in `Rows::labels` plus one; 0: no tool.
     tool: u32,
     seq: i64,
@@ -90,7 +90,12 @@ impl Rows {
             self.session_rows.push(Vec::new());
         }
         self.session_rows[session as usize].push(i);
-        let labels = [self.labels.number(&c.role), self.labels.number(&c.harness), self.labels.number(&c.block_type)];
+        let labels = [
+            self.labels.number(&c.role),
+            self.labels.number(&c.harness),
+            self.labels.number(&c.block_type),
+            self.labels.number(&c.workdir),
+        ];
         let tool = c.tool_name.as_deref().map_or(0, |t| self.labels.number(t) + 1);
         let lens = [c.id.len() as u32, c.turn_uuid.len() as u32, c.ts.len() as u32];
         let (seq, block_idx, split_idx, ts_ms) = (c.seq, c.block_idx, c.split_idx, r.ts_ms);
@@ -121,6 +126,7 @@ impl Rows {
             session_id: self.sessions.get(f.session),
             role: self.labels.get(f.labels[0]),
             harness: self.labels.get(f.labels[1]),
+            workdir: self.labels.get(f.labels[3]),
             block_type: self.labels.get(f.labels[2]),
             ts_ms: f.ts_ms,
         }
@@ -141,6 +147,7 @@ impl Rows {
                 ts: ts.into(),
                 role: view.role.into(),
                 harness: view.harness.into(),
+                workdir: view.workdir.into(),
                 block_type: view.block_type.into(),
                 tool_name: f.tool.checked_sub(1).map(|t| self.labels.get(t).into()),
                 block_idx: f.block_idx,
@@ -172,6 +179,7 @@ mod tests {
                 ts: "2026-10-01T08:00:00Z".into(),
                 role: "assistant".into(),
                 harness: "codex".into(),
+                workdir: if id.is_empty() { String::new() } else { format!("/src/{session}") },
                 block_type: if tool.is_some() { "tool_use" } else { "text" }.into(),
                 tool_name: tool.map(Into::into),
                 block_idx: 2,
@@ -197,7 +205,14 @@ mod tests {
             assert_eq!(rows.get(i), *r, "row {i}");
             assert_eq!((rows.id(i), rows.text(i)), (r.chunk.id.as_str(), r.chunk.text.as_str()));
             let c = &r.chunk;
-            let view = RowView { session_id: &c.session_id, role: &c.role, harness: &c.harness, block_type: &c.block_type, ts_ms: r.ts_ms };
+            let view = RowView {
+                session_id: &c.session_id,
+                role: &c.role,
+                harness: &c.harness,
+                workdir: &c.workdir,
+                block_type: &c.block_type,
+                ts_ms: r.ts_ms,
+            };
             assert_eq!(rows.view(i), view);
         }
         assert_eq!(rows.session("s1"), &[0, 2]);

@@ -70,6 +70,7 @@ mod tests {
             ts: "x".into(),
             role: "user".into(),
             harness: "h".into(),
+            workdir: None,
             blocks: vec![
                 Block { block_type: "text".into(), text: long.clone(), tool_name: None },
                 Block { block_type: "text".into(), text: "second".into(), tool_name: None },

@@ -15,6 +15,8 @@ pub struct Filter {
     pub roles: Vec<String>,
     pub block_types: Vec<String>,
     pub harnesses: Vec<String>,
+    /// Working directories (projects): a turn held in one of them, exactly.
+    pub projects: Vec<String>,
 }
 
 impl Filter {
@@ -42,6 +44,7 @@ impl Filter {
             roles: o.roles.clone(),
             block_types: o.block_types.clone(),
             harnesses: o.harnesses.clone(),
+            projects: o.projects.clone(),
         }
     }
 
@@ -79,8 +82,14 @@ impl Filter {
     }
 
     /// The list filters with the column each one tests.
-    fn lists(&self) -> [(&'static str, &[String]); 4] {
-        [("session_id", &self.sessions), ("role", &self.roles), ("block_type", &self.block_types), ("harness", &self.harnesses)]
+    fn lists(&self) -> [(&'static str, &[String]); 5] {
+        [
+            ("session_id", &self.sessions),
+            ("role", &self.roles),
+            ("block_type", &self.block_types),
+            ("harness", &self.harnesses),
+            ("workdir", &self.projects),
+        ]
     }
 }
 
@@ -91,6 +100,7 @@ fn column<'a>(row: &RowView<'a>, col: &str) -> &'a str {
         "role" => row.role,
         "block_type" => row.block_type,
         "harness" => row.harness,
+        "workdir" => row.workdir,
         other => unreachable!("Filter::lists names no column {other}"),
     }
 }
@@ -105,7 +115,7 @@ mod tests {
     use super::*;
 
     fn row<'a>(session_id: &'a str, role: &'a str, harness: &'a str, ts_ms: Option<i64>) -> RowView<'a> {
-        RowView { session_id, role, harness, block_type: "text", ts_ms }
+        RowView { session_id, role, harness, workdir: "/src/app", block_type: "text", ts_ms }
     }
 
     #[test]
@@ -132,6 +142,10 @@ mod tests {
         assert!(Filter::sessions(["a", "b"]).admits(&row("b", "user", "x", None)));
         assert!(!Filter::sessions(["a", "b"]).admits(&row("c", "user", "x", None)));
         assert!(Filter::default().admits(&row("c", "tool", "x", None)));
+        let project = Filter { projects: vec!["/src/app".into()], ..Default::default() };
+        assert!(project.admits(&row("s", "user", "x", None)));
+        assert!(!Filter { projects: vec!["/src".into()], ..Default::default() }.admits(&row("s", "user", "x", None)), "exactly");
+        assert_eq!(project.to_sql().unwrap(), "workdir IN ('/src/app')");
     }
 
     #[test]
@@ -143,12 +157,14 @@ mod tests {
             roles: vec!["r".into()],
             block_types: vec!["b".into()],
             harnesses: vec!["h".into()],
+            projects: vec!["/p".into()],
             ..Default::default()
         };
         let f = Filter::recall(&o);
         assert_eq!(
             f.to_sql().unwrap(),
-            "ts_ms >= 1 AND ts_ms <= 2 AND session_id IN ('s') AND role IN ('r') AND block_type IN ('b') AND harness IN ('h')"
+            "ts_ms >= 1 AND ts_ms <= 2 AND session_id IN ('s') AND role IN ('r') AND block_type IN ('b') AND harness IN ('h') \
+             AND workdir IN ('/p')"
         );
         assert!(Filter::recall(&RecallOptions::default()).is_empty());
     }

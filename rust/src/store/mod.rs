@@ -227,6 +227,26 @@ impl Store {
         Ok(Some((stamp, dim)))
     }
 
+    /// The columns of `schema::ADDED_COLUMNS` the dataset lacks (a memory written before them).
+    pub async fn missing_columns(&self) -> Result<Vec<&'static str>> {
+        let Some(t) = self.table().await? else { return Ok(Vec::new()) };
+        let have = t.schema().await?;
+        Ok(schema::ADDED_COLUMNS.iter().copied().filter(|c| have.field_with_name(c).is_err()).collect())
+    }
+
+    /// Adds `names` (columns of the current schema) as all nulls: one commit that writes no data.
+    pub async fn add_null_columns(&self, names: &[&str]) -> Result<()> {
+        let Some(t) = self.table().await? else { return Ok(()) };
+        let full = schema::schema(1, "");
+        let fields: Vec<arrow_schema::Field> =
+            names.iter().map(|n| full.field_with_name(n).cloned().map_err(|e| Error::storage(e.to_string()))).collect::<Result<_>>()?;
+        t.add_columns()
+            .transform(lancedb::table::NewColumnTransform::AllNulls(Arc::new(arrow_schema::Schema::new(fields))))
+            .execute()
+            .await?;
+        Ok(())
+    }
+
     /// The analyzer version of the stored `fts` texts, if the memory has data (1 when it predates the stamp).
     pub async fn analyzer_version(&self) -> Result<Option<u32>> {
         let Some(t) = self.table().await? else { return Ok(None) };
@@ -235,6 +255,13 @@ impl Store {
     }
 
     /// Drops the analyzer stamp, as a memory written before it existed has none (tests of re-tokenising).
+    /// Drops a column, as a memory written before it existed lacks it (tests of `add_null_columns`).
+    #[cfg(test)]
+    pub async fn drop_column_for_test(&self, name: &str) -> Result<()> {
+        self.table().await?.expect("a dataset").drop_columns(&[name]).await?;
+        Ok(())
+    }
+
     #[cfg(test)]
     pub async fn forget_analyzer_version_for_test(&self) -> Result<()> {
         let t = self.table().await?.expect("a dataset");

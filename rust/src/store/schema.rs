@@ -36,7 +36,13 @@ pub const ROW_COLUMNS: &[&str] = &[
     "tool_name",
     "block_idx",
     "split_idx",
+    "workdir",
 ];
+
+/// Columns added after the first memories were written, at the end of the schema: a memory that lacks them
+/// gets them as nulls when it is opened (`Store::add_missing_columns`), so old and new memories have one
+/// schema.
+pub const ADDED_COLUMNS: &[&str] = &["workdir"];
 
 pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
     let s = |name: &str, nullable: bool| Field::new(name, DataType::Utf8, nullable);
@@ -59,6 +65,9 @@ pub fn schema(dim: usize, stamp: &str) -> SchemaRef {
         i("block_idx", false),
         i("split_idx", false),
         Field::new("vector", DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32), false),
+        // The turn's working directory (a coding agent's project); null when the source has none. Last: it
+        // came after the others (`ADDED_COLUMNS`).
+        s("workdir", true),
     ];
     let meta: HashMap<String, String> = [
         (META_MODEL.to_string(), stamp.to_string()),
@@ -116,6 +125,7 @@ pub fn to_batch(schema: &SchemaRef, rows: &[StoredChunk], fts: &[String]) -> Res
         int_col(&|r| r.chunk.block_idx),
         int_col(&|r| r.chunk.split_idx),
         Arc::new(vb.finish()),
+        Arc::new(StringArray::from_iter(rows.iter().map(|r| Some(r.chunk.workdir.as_str()).filter(|w| !w.is_empty())))),
     ];
     RecordBatch::try_new(schema.clone(), columns).map_err(|e| Error::storage(e.to_string()))
 }
@@ -147,6 +157,7 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
             .collect(),
         None => vec![Vec::new(); n],
     };
+    let workdir = strs("workdir");
     let (id, text, sid, tid, ts, role, harness, bt, tool) = (
         strs("id"),
         strs("text"),
@@ -173,6 +184,7 @@ pub fn from_batch(batch: &RecordBatch) -> Result<Vec<StoredChunk>> {
                 ts: s(&ts),
                 role: s(&role),
                 harness: s(&harness),
+                workdir: s(&workdir),
                 block_type: s(&bt),
                 tool_name: tool[i].clone(),
                 block_idx: bi[i].unwrap_or(0),
@@ -210,6 +222,7 @@ mod tests {
                 ts: "2026-01-01T00:00:00Z".into(),
                 role: "user".into(),
                 harness: "h".into(),
+                workdir: "/src/app".into(),
                 block_type: "text".into(),
                 tool_name: None,
                 block_idx: 0,
