@@ -6,6 +6,7 @@
 pub mod fusion;
 mod legs;
 mod neighbors;
+mod proximity;
 mod question;
 mod repeats;
 mod turns;
@@ -20,12 +21,13 @@ use crate::chunk::Chunk;
 use crate::error::{Error, Result};
 use crate::inference::{sigmoid, Models};
 use crate::memory::Memory;
-use crate::options::{RecallOptions, FUSION_DEPTH, RERANK_AUTO_POOL_FACTOR};
+use crate::options::{RecallOptions, FUSION_DEPTH, PAIR_BONUS, RERANK_AUTO_POOL_FACTOR};
 use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
 use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale, Weights};
 use legs::{lance_legs, resident_legs, Legs};
+use proximity::pair_share;
 use question::Question;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +149,16 @@ fn fuse(
         pool.truncate(candidates);
     } else {
         pool = repeats::first_n_texts(pool, candidates, |(r, ..)| r.chunk.text.as_str());
+    }
+    // Near twins told apart: the passages kept, by the share of the question's neighbouring word pairs each
+    // holds together (`proximity`). On the kept ones only: analysing a passage costs a few microseconds.
+    if !question.pairs.is_empty() {
+        with_bm25_analyzer(|a| {
+            for (row, score, ..) in pool.iter_mut() {
+                *score *= (PAIR_BONUS * pair_share(&question.pairs, &a.document(&row.chunk.text))).exp();
+            }
+        });
+        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
     }
     pool.retain(|(_, _, sim, named)| {
         opts.min_similarity.is_none_or(|floor| *sim >= floor) && !(opts.identifier_guard && !wanted.is_empty() && !named)
