@@ -185,6 +185,13 @@ def latency(body: str) -> list[str]:
             f"a process per call: p50 {number(cell(r, 'per-process')):g} ms ({cell(r, 'p50 ratio')})"]
 
 
+def cost(body: str) -> list[str]:
+    rows = largest(table(body, "conversations", "build", "CPU ms"), "conversations")
+    return [f"at {cell(r, 'conversations')} conversations, {cell(r, 'build')}: p50 / p99 {cell(r, 'p50')} ms, "
+            f"{cell(r, 'CPU ms')} ms CPU per recall, best {max(number(v) for k, v in r.items() if k.endswith('/s')):.0f} recalls/s"
+            for r in rows]  # fmt: skip
+
+
 def backfill(body: str) -> list[str]:
     r = largest(table(body, "conversations", "index from scratch"), "conversations")[0]
     return [f"{cell(r, 'conversations')} conversations indexed from scratch in {cell(r, 'index from scratch')} s "

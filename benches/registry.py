@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import charts, dashboard, floor, locomo_recall, meaning, quality, speed
+from . import charts, cost, dashboard, floor, locomo_recall, meaning, quality, speed
 from .harness import load_result, meta, results_dir, save_result
 
 FLOOR_N = 1_000
@@ -148,6 +148,9 @@ _PARTS = [
     Part("charts", "Charts", dashboard.charts, measure=_charts, render=_chart_links),
     Part("korean", "Korean and other languages: models and BM25 analysers side by side", dashboard.korean,
          measure=_korean, render=_korean_body, default=False),
+    Part("cost", "Cost per recall: latency, CPU, steps, parallel callers", dashboard.cost,
+         measure=lambda ctx: cost.run(ctx.args.n, ctx.args.baseline, keep_index=True),
+         render=lambda data, _: cost.render(data), default=False),
 ]  # fmt: skip
 PARTS: dict[str, Part] = {p.name: p for p in _PARTS}
 DEFAULT_PARTS = tuple(p.name for p in _PARTS if p.default)

@@ -43,6 +43,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="rebuild these history memories, or all of them without N (fresh backfill figures)")
     ap.add_argument("--embedder", help="the meaning part's embedder (default: the service's, funes_py.config.DEFAULT_EMBEDDER)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
+    ap.add_argument("--baseline", metavar="DIR", help="the cost part: another build's package directory, measured beside this one")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = set(args.parts) - set(PARTS)

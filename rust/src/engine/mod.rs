@@ -22,6 +22,7 @@ pub use crate::options::{
     DEFAULT_GET_WINDOW, DEFAULT_HALF_LIFE_DAYS, DEFAULT_K, DEFAULT_NEIGHBORS, DEFAULT_RESIDENT, NEAR_WORD_MIN_COSINE, NEAR_WORD_WEIGHT,
 };
 pub use crate::script::{letters_by_script, Scripts};
+pub use crate::search::steps::{reset as reset_recall_steps, totals as recall_steps};
 pub use crate::search::{Hit, Neighbor, TurnText};
 pub use crate::time::parse_bound;
 

@@ -39,6 +39,17 @@ fn stored_model(py: Python<'_>, home: String) -> PyResult<Option<(String, usize)
     py.detach(|| core::stored_model(&home)).map_err(to_py)
 }
 
+/// Where recall's time went in this process: (step, total nanoseconds) for each step, and the recalls counted.
+#[pyfunction]
+#[pyo3(signature = (reset=false))]
+fn recall_steps(reset: bool) -> (Vec<(&'static str, u64)>, u64) {
+    let out = core::recall_steps();
+    if reset {
+        core::reset_recall_steps();
+    }
+    out
+}
+
 #[pymodule]
 fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
@@ -47,6 +58,7 @@ fn _funes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vocabulary_scripts, m)?)?;
     m.add_function(wrap_pyfunction!(letters_by_script, m)?)?;
     m.add_function(wrap_pyfunction!(stored_model, m)?)?;
+    m.add_function(wrap_pyfunction!(recall_steps, m)?)?;
     m.add_class::<models::Models>()?;
     m.add_class::<engine::Engine>()?;
     classes::register(m)?;

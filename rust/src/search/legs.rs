@@ -13,6 +13,7 @@ use crate::store::{Filter, LegResult, Store};
 
 use super::fusion::identifier_share;
 use super::question::Question;
+use super::steps::{Clock, Step};
 
 /// A passage found by a leg, with what fusion weighs: its similarity to the query (also what the relevance
 /// floor compares), its BM25 score, and the share of the query's identifiers it names.
@@ -41,13 +42,23 @@ impl Legs {
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
 /// `depth` deep; every passage of the union gets both scores exactly, and its share of the identifiers the
 /// question names.
-pub(super) fn resident_legs(r: &Resident, q: &Question, qv: &[f32], depth: usize, filter: &Filter, which: LegChoice) -> Legs {
+pub(super) fn resident_legs(
+    r: &Resident,
+    q: &Question,
+    qv: &[f32],
+    depth: usize,
+    filter: &Filter,
+    which: LegChoice,
+    clock: &mut Clock,
+) -> Legs {
     let cq = code_query(qv);
     let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
     let terms = q.weighted_terms(); // none for a dense-only question (`Question::analyse`)
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
+    clock.lap(Step::Dense);
     let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
+    clock.lap(Step::Bm25);
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
     let mut seen = std::collections::HashSet::new();
     union.extend(bm25.iter().chain(&dense).map(|&(i, _)| i).filter(|&i| seen.insert(i)));
@@ -62,7 +73,9 @@ pub(super) fn resident_legs(r: &Resident, q: &Question, qv: &[f32], depth: usize
         })
         .collect();
     let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.id(i).to_owned()).collect();
-    Legs { dense: ids(&dense), bm25: ids(&bm25), rows }
+    let legs = Legs { dense: ids(&dense), bm25: ids(&bm25), rows };
+    clock.lap(Step::Union);
+    legs
 }
 
 /// Both legs as Lance queries, each its own task on the runtime's workers. The BM25 leg starts first, so it

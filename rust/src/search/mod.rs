@@ -9,6 +9,7 @@ mod neighbors;
 mod proximity;
 mod question;
 mod repeats;
+pub mod steps;
 mod turns;
 
 pub use neighbors::{preview, Neighbor};
@@ -29,6 +30,7 @@ use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale, We
 use legs::{lance_legs, resident_legs, Legs};
 use proximity::pair_share;
 use question::Question;
+use steps::{Clock, Step};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hit {
@@ -58,23 +60,33 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
         (None, Some(_)) => candidates >= RERANK_AUTO_POOL_FACTOR * opts.k,
         (_, None) => false,
     };
+    let mut clock = Clock::start();
     let filter = Filter::recall(opts);
     let resident = if opts.exact { None } else { memory.ensure_resident().await? };
+    clock.lap(Step::Resident);
     let depth = FUSION_DEPTH.max(candidates);
     // The memory's size sets the answer floor when it grows with it (on the Lance path it is counted only then).
     let grows = opts.answer_floor.is_some() && opts.answer_floor_per_decade != 0.0;
     let question = Question::analyse(query, models, opts);
+    clock.lap(Step::Analyse);
+    let legs_on_lance = resident.is_none();
     let (legs, rows) = match resident {
         Some(r) => {
             let qv = models.embedder.embed_query(query)?;
-            (resident_legs(&r, &question, &qv, depth, &filter, opts.legs), r.len())
+            clock.lap(Step::Embed);
+            (resident_legs(&r, &question, &qv, depth, &filter, opts.legs, &mut clock), r.len())
         }
+        // Lance's legs run as concurrent tasks with the embedding: their time is charged to `union` whole.
         None => match lance_legs(memory.store(), models, &question, depth, filter, opts).await? {
             Some(l) => (l, if grows { memory.store().count(&Filter::default()).await? } else { 0 }),
             None => return Ok(Vec::new()),
         },
     };
+    if legs_on_lance {
+        clock.lap(Step::Union);
+    }
     let mut pool = fuse(legs, &question, candidates, opts.answer_floor_at(rows), opts);
+    clock.lap(Step::Fuse);
 
     if use_rerank && !pool.is_empty() {
         // Copies of a text get its one score: the cross-encoder's work stays `candidates` pairs.
@@ -84,6 +96,7 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
         for ((_, s, _), score) in pool.iter_mut().zip(scores) {
             *s = score;
         }
+        clock.lap(Step::Rerank);
     }
     let now = opts.now_ms.unwrap_or_else(|| chrono::Utc::now().timestamp_millis());
     for (r, s, _) in pool.iter_mut() {
@@ -94,6 +107,7 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
         pool = repeats::first_of_each_text(pool, |(r, _, _)| r.chunk.text.as_str());
     }
     pool.truncate(opts.k);
+    clock.lap(Step::Finish);
 
     let mut hits: Vec<Hit> = pool
         .into_iter()
@@ -102,6 +116,7 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     if opts.neighbors > 0 && !hits.is_empty() {
         neighbors::attach(memory, &mut hits, opts.neighbors).await?;
     }
+    clock.lap(Step::Neighbours);
     Ok(hits)
 }
 
