@@ -364,7 +364,7 @@ mod tests {
         block_on(m.refresh_indexes(false)).unwrap();
         assert_eq!(m.copy_version(), block_on(m.store().version()).unwrap(), "index commits move the tag along");
         let r = m.resident().unwrap();
-        assert_eq!(r.bm25(&crate::resident::query_terms("MT-4471"), 5, &|_| true).len(), 1);
+        assert_eq!(r.bm25(&crate::resident::query_terms("MT-4471"), 5, None).len(), 1);
         assert_eq!(r.session("s1").len(), 2);
     }
 
@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(reader.copy_version(), block_on(writer.store().version()).unwrap());
         {
             let r = reader.resident().unwrap();
-            assert_eq!(r.bm25(&crate::resident::query_terms("wombat"), 5, &|_| true).len(), 1, "new rows are in BM25");
+            assert_eq!(r.bm25(&crate::resident::query_terms("wombat"), 5, None).len(), 1, "new rows are in BM25");
             assert_eq!(r.session("s2").len(), 2);
         }
         // Appends and a compaction in one go (the compaction rewrites the copy's rows and the new ones
@@ -470,7 +470,7 @@ mod tests {
         let all: Vec<&StoredChunk> = [&a, &b, &c].into_iter().chain(&more).collect();
         assert_eq!(ids_in_copy(&reader), sorted_ids(&all));
         assert_eq!(reader.builds.load(Ordering::SeqCst), 1, "extended across a compaction, not rebuilt");
-        assert_eq!(reader.resident().unwrap().bm25(&crate::resident::query_terms("wombat"), 50, &|_| true).len(), 1 + more.len());
+        assert_eq!(reader.resident().unwrap().bm25(&crate::resident::query_terms("wombat"), 50, None).len(), 1 + more.len());
         // An append after the copy's version was pruned (a tenant idle for a minute while others wrote): the
         // copy kept that version's fragments, so it still reads the new row alone.
         let d = row("s4", 1, "fifth", [0., 1., 1.]);
@@ -526,9 +526,8 @@ mod tests {
         block_on(m.store().append(std::slice::from_ref(&old), std::slice::from_ref(&old.chunk.text), DIM, "m@1")).unwrap();
         block_on(m.store().forget_analyzer_version_for_test()).unwrap();
         assert_eq!(block_on(m.store().analyzer_version()).unwrap(), Some(1));
-        let found = |m: &Memory| {
-            block_on(m.ensure_resident()).unwrap().expect("a copy").bm25(&crate::resident::query_terms("서버"), 5, &|_| true).len()
-        };
+        let found =
+            |m: &Memory| block_on(m.ensure_resident()).unwrap().expect("a copy").bm25(&crate::resident::query_terms("서버"), 5, None).len();
         assert_eq!(found(&m), 0, "version 1 indexed 서버가 as one token");
 
         assert_eq!(block_on(m.retokenize("m@1", DIM)).unwrap(), 1);

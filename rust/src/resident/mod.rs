@@ -148,6 +148,15 @@ impl Resident {
         self.rows.id(i)
     }
 
+    /// Row `i`'s text and time, read in place.
+    pub fn text(&self, i: usize) -> &str {
+        self.rows.text(i)
+    }
+
+    pub fn ts(&self, i: usize) -> &str {
+        self.rows.ts(i)
+    }
+
     /// Dense leg: the `n` rows nearest the query that `admit` accepts (all: `None`), best first, with cosine estimates.
     pub fn dense(&self, query: &CodedQuery, n: usize, admit: Option<&dyn Fn(&RowView) -> bool>) -> Vec<(usize, f32)> {
         match admit {
@@ -156,10 +165,14 @@ impl Resident {
         }
     }
 
-    /// BM25 leg: the `n` best rows for the query's weighted terms that `admit` accepts, best first,
-    /// with BM25 scores.
-    pub fn bm25(&self, terms: &[(String, f32)], n: usize, admit: &dyn Fn(&RowView) -> bool) -> Vec<(usize, f32)> {
-        self.bm25.top(terms, n, &|i| admit(&self.rows.view(i)))
+    /// BM25 leg: the `n` best rows for the query's weighted terms that `admit` accepts (all: `None`), best
+    /// first, with BM25 scores.
+    pub fn bm25(&self, terms: &[(String, f32)], n: usize, admit: Option<&dyn Fn(&RowView) -> bool>) -> Vec<(usize, f32)> {
+        match admit {
+            Some(admit) => self.bm25.top(terms, n, &|i| admit(&self.rows.view(i))),
+            // No filter: no row's fields are looked at (a common term touches thousands of rows).
+            None => self.bm25.top(terms, n, &|_| true),
+        }
     }
 
     /// The BM25 scores of rows `rows` for the query's terms (0 where a row shares none of them).
@@ -223,9 +236,9 @@ mod tests {
         let q = code_query(&[0.1, 0.9, 0.0]);
         assert_eq!(r.dense(&q, 1, None)[0].0, 1);
         let terms = query_terms;
-        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|_| true)[0].0, 1);
-        assert_eq!(r.bm25(&terms("leaking pumps"), 3, &|_| true).iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
-        assert_eq!(r.bm25(&terms("MT-4471"), 3, &|c| c.session_id == "s2")[0].0, 2);
+        assert_eq!(r.bm25(&terms("MT-4471"), 3, None)[0].0, 1);
+        assert_eq!(r.bm25(&terms("leaking pumps"), 3, None).iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(r.bm25(&terms("MT-4471"), 3, Some(&|c: &RowView| c.session_id == "s2"))[0].0, 2);
         assert_eq!(r.session("s1").iter().map(|c| c.chunk.id.as_str()).collect::<Vec<_>>(), vec!["a", "b"]);
         assert!(r.session("nope").is_empty());
         assert!((r.cosine(0, &code_query(&[1.0, 0.0, 0.0])) - 1.0).abs() < 1e-3);
