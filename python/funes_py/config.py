@@ -109,11 +109,11 @@ class Settings:
     )
     ort_lib: str | None = env_field("FUNES_ORT_LIB", None, "path of libonnxruntime.so to load (default: the onnxruntime wheel's)")
     model_sessions: int = env_field("FUNES_MODEL_SESSIONS", 2, "ONNX sessions per model (concurrent forward passes)")
-    # None: the caller's default (the library's 2, the service's 1).
+    # None: the caller's default (1: see inference::embedder::DEFAULT_QUERY_THREADS).
     query_threads: int | None = env_field(
         "FUNES_QUERY_THREADS",
         None,
-        "threads for one query's embedding: 2 is fastest on an idle machine, 1 gives a busy server more recalls/s",
+        "threads for one query's embedding (default 1: as fast as two that do not spin, half the CPU of two that do)",
     )
     log_level: str = env_field("FUNES_LOG", "WARNING", "log level; logs go to stderr")
     # 8 bytes per character of the service's largest turn (FUNES_MAX_TURN_CHARS, 4,000,000): room for a turn at

@@ -5,7 +5,7 @@ it sizes itself (the recall service keeps one for recalls and one for index runs
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -148,6 +148,15 @@ class Engine:
         if overrides:
             opts = opts.replace(**overrides)
         return self._inner.recall(query, opts)
+
+    def recall_many(self, queries: Sequence[str], options: RecallOptions | None = None, **overrides: Any) -> list[list[Hit]]:
+        """``recall`` of each query with the same options, in order: the queries are embedded together first
+        (one pass over many short queries costs about what a pass over one does), so a batch of questions
+        costs less than as many calls. An empty query raises ``InvalidInputError`` before anything runs."""
+        opts = options if options is not None else RecallOptions()
+        if overrides:
+            opts = opts.replace(**overrides)
+        return self._inner.recall_many(list(queries), opts)
 
     def get(self, session_id: str, turn_uuid: str | None = None, window: int = _funes.DEFAULT_GET_WINDOW) -> list[Turn]:
         """A session's turns around ``turn_uuid`` (± ``window``), or all of them; splits stitched back."""

@@ -155,6 +155,10 @@ def _adopt_onnx(src: Path, out_dir, name: str | None) -> Path:
         "max_length": max_length_of(src, config, family) if config else _tokenizer_max_length(src),
         "token_type_ids": "token_type_ids" in inputs,
     }
+    if any(n.op_type == "DynamicQuantizeLinear" for n in model.graph.node):
+        # Activations quantised per pass: a text's vector depends on what it is batched with, so the engine
+        # never batches this model's queries across callers (inference::batcher).
+        manifest["dynamic_quantization"] = True
     return publish(dest, fp, manifest, copy)
 
 

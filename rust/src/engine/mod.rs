@@ -151,4 +151,11 @@ impl Engine {
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
         block_on(search::recall(&self.memory, &self.models, query, opts))
     }
+
+    /// `recall` of each query with the same options, their embeddings made in batches first: what a caller
+    /// with many questions at once pays less for than for as many recalls.
+    pub fn recall_many(&self, queries: &[&str], opts: &RecallOptions) -> Result<Vec<Vec<Hit>>> {
+        let vectors = search::embed_questions(&self.models, queries)?;
+        queries.iter().zip(vectors).map(|(q, v)| block_on(search::recall_embedded(&self.memory, &self.models, q, Some(v), opts))).collect()
+    }
 }

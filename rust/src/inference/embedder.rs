@@ -5,6 +5,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::batcher::Batcher;
 use super::onnx::{OnnxModel, Tokens};
 use super::spec::{ModelKind, ModelSpec, Pooling};
 use crate::error::{Error, Result};
@@ -23,15 +24,19 @@ pub const EMBED_BATCH: usize = 32;
 /// at every cap.
 pub const MAX_BATCH_ATTENTION: usize = 32 * 64 * 64;
 
-/// Threads for one query's embedding (capped at the machine's cores): 2 gives the lowest latency on an
-/// idle machine; a server under concurrent load does better with 1 (`funes-py serve` uses 1).
-pub const DEFAULT_QUERY_THREADS: usize = 2;
+/// Threads for one query's embedding (capped at the machine's cores). One: ONNX Runtime's second thread
+/// either spins between operators (a recall cost 13.3 ms of CPU for 6.7 ms of wall, 10,000 conversations)
+/// or, told not to, waits to be woken for each (slower than one thread: 2.85 ms against 2.5). Concurrent
+/// queries get their parallelism from going together (`batcher`) and from the pool.
+pub const DEFAULT_QUERY_THREADS: usize = 1;
 
 /// A text's position in the input and its vector (what each worker of `embed_many` returns).
 type Indexed = (usize, Vec<f32>);
 
 pub struct Embedder {
     model: OnnxModel,
+    /// Queries asked for at once, embedded in one pass.
+    batcher: Batcher,
     /// The scripts its vocabulary is written in: how much of a text it can read (`script`).
     scripts: Scripts,
 }
@@ -46,7 +51,7 @@ impl Embedder {
         }
         let model = OnnxModel::load(dir, spec, pool, 1, query_threads.clamp(1, super::cores()))?;
         let scripts = model.scripts();
-        Ok(Self { model, scripts })
+        Ok(Self { model, scripts, batcher: Batcher::default() })
     }
 
     /// The scripts the model reads.
@@ -67,15 +72,33 @@ impl Embedder {
         self.model.spec.dim
     }
 
-    /// Embeds a query, with the model's query prefix (on the latency session when it is free).
+    /// Embeds a query, with the model's query prefix, on the latency session when it is free: in one pass
+    /// with the queries other threads ask for meanwhile (`batcher`) when the model's vectors do not depend on
+    /// their batch-mates, else alone.
     pub fn embed_query(&self, query: &str) -> Result<Vec<f32>> {
-        let text = format!("{}{query}", self.model.spec.query_prefix);
-        Ok(self.embed_batch(&[text.as_str()])?.remove(0))
+        let tokens = self.model.encode(&format!("{}{query}", self.model.spec.query_prefix))?;
+        if !self.model.spec.batch_independent() {
+            return Ok(self.embed_encoded(&[&tokens], true)?.remove(0));
+        }
+        let fits = |taken: &[&Tokens], next: &Tokens| {
+            let longest = taken.iter().map(|t| t.len()).max().unwrap_or(0).max(next.len());
+            (taken.len() + 1) * longest * longest <= MAX_BATCH_ATTENTION
+        };
+        self.batcher.embed(tokens, fits, |batch| self.embed_encoded(batch, true))
     }
 
     /// Embeds many queries at once (benchmarks, comparisons), with the model's query prefix.
     pub fn embed_queries(&self, queries: &[&str], progress: &(dyn Fn(usize) + Sync)) -> Result<Vec<Vec<f32>>> {
         self.embed_prefixed(&self.model.spec.query_prefix, queries, progress)
+    }
+
+    /// Embeds queries as `embed_query` would one at a time: in batches when the model's vectors do not
+    /// depend on their batch-mates, else each alone, so that every query gets the vector it gets alone.
+    pub fn embed_queries_as_alone(&self, queries: &[&str]) -> Result<Vec<Vec<f32>>> {
+        if self.model.spec.batch_independent() {
+            return self.embed_queries(queries, &|_| {});
+        }
+        queries.iter().map(|q| self.embed_query(q)).collect()
     }
 
     /// Embeds passages to store, with the model's passage prefix: sorted by length into batches, the
@@ -92,18 +115,12 @@ impl Embedder {
         self.embed_many(&prefixed.iter().map(String::as_str).collect::<Vec<_>>(), progress)
     }
 
-    /// Embeds one batch (padded to its longest text), as given: no prefix.
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let encodings = texts.iter().map(|t| self.model.encode(t)).collect::<Result<Vec<_>>>()?;
-        self.embed_encoded(&encodings)
-    }
-
-    /// Embeds tokenised texts as one padded batch.
-    fn embed_encoded(&self, encodings: &[Tokens]) -> Result<Vec<Vec<f32>>> {
+    /// Embeds tokenised texts as one padded batch (`queries`: on the latency session).
+    fn embed_encoded(&self, encodings: &[&Tokens], queries: bool) -> Result<Vec<Vec<f32>>> {
         if encodings.is_empty() {
             return Ok(Vec::new());
         }
-        let (shape, data) = self.model.run(encodings)?;
+        let (shape, data) = self.model.run_on(encodings, queries)?;
         let (b, s, h) = match shape[..] {
             [b, s, h] => (b, s, h),
             _ => return Err(Error::model(format!("expected [batch, seq, hidden] output, got {shape:?}"))),
@@ -152,7 +169,7 @@ impl Embedder {
         let embedded: Vec<Indexed> = on_workers(workers, |_| {
             let mut mine = Vec::new();
             while let Some(range) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
-                let vecs = self.embed_encoded(&encodings[range.clone()])?;
+                let vecs = self.embed_encoded(&encodings[range.clone()].iter().collect::<Vec<_>>(), false)?;
                 mine.extend(order[range.clone()].iter().copied().zip(vecs));
                 progress(done.fetch_add(range.len(), Ordering::Relaxed) + range.len());
             }

@@ -6,6 +6,7 @@
 //! shared library, shipped by the `onnxruntime` PyPI wheel, is loaded once per process by [`init_ort`].
 //! Models load once per process and are shared by every open memory (`Arc`).
 
+mod batcher;
 mod cross_encoder;
 mod embedder;
 mod onnx;

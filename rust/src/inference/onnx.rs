@@ -1,14 +1,12 @@
 //! One ONNX model with its tokenizer: a small pool of sessions (ONNX Runtime's `run` needs `&mut`). The
 //! embedder's pool sessions use one intra-op thread each (indexing and concurrent recalls get their
-//! parallelism from several sessions at once), plus one latency session with `query_threads` threads that a
-//! single query takes when it is free. It exists even with one thread: without it a query waited for a pool
-//! session, and while an index run keeps every pool session busy with batches (seconds each for long
-//! texts), another tenant's recall waited up to its timeout (10 s) behind them. With two threads it also
-//! cuts a query embedding, the largest step of a warm recall, from about 7 ms to 3.5 ms (MiniLM, one
-//! 20-token query); two threads cost about 1.5 times the CPU of one, so a server answering many recalls at
-//! once gets more of them per second with one (see `DEFAULT_QUERY_THREADS`). The
-//! reranker uses one session with threads for every core (a rerank is one big job, and each session holds its
-//! own copy of the weights: a base-sized cross-encoder is 1.1 GB).
+//! parallelism from several sessions at once), plus one latency session with `query_threads` threads that
+//! queries take (`Batcher` runs their passes, one at a time). It exists even with one thread: without it a
+//! query waited for a pool session, and while an index run keeps every pool session busy with batches
+//! (seconds each for long texts), another tenant's recall waited up to its timeout (10 s) behind them. No
+//! session spins between operators (see `DEFAULT_QUERY_THREADS`). The reranker uses one session with threads
+//! for every core (a rerank is one big job, and each session holds its own copy of the weights: a base-sized
+//! cross-encoder is 1.1 GB).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,7 +68,8 @@ impl OnnxModel {
             .map_err(|e| tokenizer_error("setting truncation", e))?;
         tokenizer.with_padding(None);
         let pad_id = ["[PAD]", "<pad>"].iter().find_map(|t| tokenizer.token_to_id(t)).unwrap_or(0);
-        let session = |threads: usize| -> Result<Session> {
+        // `reuse`: the latency session keeps ONNX Runtime's arena and memory patterns (see `latency` below).
+        let session = |threads: usize, reuse: bool| -> Result<Session> {
             Ok(Session::builder()?
                 .with_optimization_level(GraphOptimizationLevel::Level3)
                 .map_err(|e| Error::model(e.to_string()))?
@@ -78,15 +77,21 @@ impl OnnxModel {
                 .map_err(|e| Error::model(e.to_string()))?
                 .with_intra_threads(threads.max(1))
                 .map_err(|e| Error::model(e.to_string()))?
-                // No arena and no memory patterns: see the note above `OnnxModel`.
-                .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(false).build()])
+                // A worker that spins after its part of a run burns a core meant for other callers: with
+                // spinning, one caller's recall (two threads per query) cost 13.3 ms of CPU for 6.7 ms of wall.
+                .with_intra_op_spinning(false)
                 .map_err(|e| Error::model(e.to_string()))?
-                .with_memory_pattern(false)
+                // No arena and no memory patterns for batches: see the note above `OnnxModel`.
+                .with_execution_providers([ort::ep::CPU::default().with_arena_allocator(reuse).build()])
+                .map_err(|e| Error::model(e.to_string()))?
+                .with_memory_pattern(reuse)
                 .map_err(|e| Error::model(e.to_string()))?
                 .commit_from_file(&onnx)?)
         };
-        let sessions = (0..pool.max(1)).map(|_| session(intra_threads).map(Mutex::new)).collect::<Result<Vec<_>>>()?;
-        let latency = if latency_threads > 0 { Some(Mutex::new(session(latency_threads)?)) } else { None };
+        let sessions = (0..pool.max(1)).map(|_| session(intra_threads, false).map(Mutex::new)).collect::<Result<Vec<_>>>()?;
+        // The latency session runs single queries only: a few shapes, none larger than one text, so what its
+        // arena keeps is bounded by the longest query, and reusing it spares every query its allocations.
+        let latency = if latency_threads > 0 { Some(Mutex::new(session(latency_threads, true)?)) } else { None };
         let output = sessions[0].lock().unwrap().outputs().first().map(|o| o.name().to_string()).unwrap_or_default();
         Ok(Self { spec, tokenizer, sessions, latency, next: AtomicUsize::new(0), pad_id, output })
     }
@@ -111,8 +116,15 @@ impl OnnxModel {
 
     /// Runs a padded batch; returns the first output as (shape, data).
     pub fn run(&self, encodings: &[Tokens]) -> Result<(Vec<usize>, Vec<f32>)> {
+        self.run_on(&encodings.iter().collect::<Vec<_>>(), encodings.len() == 1)
+    }
+
+    /// Runs a padded batch of queries on the latency session (`queries`: true), or, a batch of passages, on a
+    /// free pool session. A batch of queries comes from `Batcher`, whose one running pass holds the latency
+    /// session: it never waits behind an index run's batches.
+    pub fn run_on(&self, encodings: &[&Tokens], queries: bool) -> Result<(Vec<usize>, Vec<f32>)> {
         let b = encodings.len();
-        let s = encodings.iter().map(Tokens::len).max().unwrap_or(0).max(1);
+        let s = encodings.iter().map(|t| t.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![self.pad_id as i64; b * s];
         let mut mask = vec![0i64; b * s];
         let mut types = vec![0i64; b * s];
@@ -131,11 +143,11 @@ impl OnnxModel {
         if self.spec.token_type_ids {
             inputs.push(("token_type_ids".into(), Tensor::from_array((shape, types))?.into()));
         }
-        // A single text takes the latency session if it is free; otherwise a free pool session, else queue on
-        // the next in turn.
+        // Queries take the latency session if it is free; otherwise a free pool session, else queue on the next
+        // in turn.
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let n = self.sessions.len();
-        let mut guard = (b == 1)
+        let mut guard = queries
             .then(|| self.latency.as_ref().and_then(|l| l.try_lock().ok()))
             .flatten()
             .or_else(|| (0..n).find_map(|i| self.sessions[(start + i) % n].try_lock().ok()))

@@ -45,6 +45,13 @@ pub struct ModelSpec {
     pub query_prefix: String,
     #[serde(default)]
     pub passage_prefix: String,
+    /// The model this one was quantised from (`models quantize`): its activations are quantised per pass.
+    #[serde(default)]
+    pub quantized_from: Option<String>,
+    /// Whether its graph quantises activations as it runs (`DynamicQuantizeLinear`), so that texts run in one
+    /// pass share a scale; the converter records it for the exports it adopts.
+    #[serde(default)]
+    pub dynamic_quantization: bool,
 }
 
 fn default_pooling() -> Pooling {
@@ -52,6 +59,12 @@ fn default_pooling() -> Pooling {
 }
 
 impl ModelSpec {
+    /// Whether a text's vector is the same whatever it is batched with (up to float rounding): not for a
+    /// model that quantises activations per pass (`quantized_from`, `dynamic_quantization`).
+    pub fn batch_independent(&self) -> bool {
+        self.quantized_from.is_none() && !self.dynamic_quantization
+    }
+
     pub fn read(dir: &Path) -> Result<Self> {
         let path = dir.join("funes_model.json");
         let bytes = std::fs::read(&path).map_err(|e| match e.kind() {

@@ -105,6 +105,14 @@ impl Engine {
         Ok(hits.into_iter().map(Into::into).collect())
     }
 
+    /// Recall for many queries at once, with one `funes_py.RecallOptions`.
+    fn recall_many(&self, py: Python<'_>, queries: Vec<String>, options: RecallArgs) -> PyResult<Vec<Vec<classes::Hit>>> {
+        let opts = options.into_core()?;
+        let inner = self.inner.clone();
+        let hits = py.detach(|| inner.recall_many(&queries.iter().map(String::as_str).collect::<Vec<_>>(), &opts)).map_err(to_py)?;
+        Ok(hits.into_iter().map(|h| h.into_iter().map(Into::into).collect()).collect())
+    }
+
     #[pyo3(signature = (session_id, turn_uuid=None, window=core::DEFAULT_GET_WINDOW))]
     fn get(&self, py: Python<'_>, session_id: String, turn_uuid: Option<String>, window: usize) -> PyResult<Vec<core::TurnText>> {
         let inner = self.inner.clone();

@@ -119,6 +119,10 @@ impl Rows {
         self.strings(i)[3]
     }
 
+    pub fn ts(&self, i: usize) -> &str {
+        self.strings(i)[2]
+    }
+
     /// What a filter tests of row `i`.
     pub fn view(&self, i: usize) -> RowView<'_> {
         let f = &self.fixed[i];

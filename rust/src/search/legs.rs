@@ -15,65 +15,106 @@ use super::fusion::identifier_share;
 use super::question::Question;
 use super::steps::{Clock, Step};
 
+/// A passage a leg found: a row of the resident copy, read in place and copied out only if fusion keeps it
+/// (a recall looks at about 200 passages and keeps 30: copying them all out was a third of its search), or
+/// a row Lance returned.
+pub(super) enum Row<'r> {
+    Resident(&'r Resident, usize),
+    Stored(Box<StoredChunk>),
+}
+
+impl Row<'_> {
+    pub fn id(&self) -> &str {
+        match self {
+            Row::Resident(r, i) => r.id(*i),
+            Row::Stored(s) => &s.chunk.id,
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            Row::Resident(r, i) => r.text(*i),
+            Row::Stored(s) => &s.chunk.text,
+        }
+    }
+
+    pub fn ts(&self) -> &str {
+        match self {
+            Row::Resident(r, i) => r.ts(*i),
+            Row::Stored(s) => &s.chunk.ts,
+        }
+    }
+
+    pub fn into_stored(self) -> StoredChunk {
+        match self {
+            Row::Resident(r, i) => r.row(i),
+            Row::Stored(s) => *s,
+        }
+    }
+}
+
 /// A passage found by a leg, with what fusion weighs: its similarity to the query (also what the relevance
 /// floor compares), its BM25 score, and the share of the query's identifiers it names.
-pub(super) struct Candidate {
-    pub row: StoredChunk,
+pub(super) struct Candidate<'r> {
+    pub row: Row<'r>,
     pub similarity: f32,
     pub bm25: f32,
     pub identifiers: f64,
 }
 
-/// What the search legs found: each leg's list by chunk id, best first, and every listed passage once.
-pub(super) struct Legs {
-    pub dense: Vec<String>,
-    pub bm25: Vec<String>,
-    pub rows: HashMap<String, Candidate>,
+/// What the search legs found: every passage once, and each leg's list (positions in `rows`), best first.
+pub(super) struct Legs<'r> {
+    pub dense: Vec<usize>,
+    pub bm25: Vec<usize>,
+    pub rows: Vec<Candidate<'r>>,
 }
 
-impl Legs {
+impl Legs<'_> {
     /// The scores each leg gave its own list (cosines, BM25 scores), for the legs' scales.
     pub fn scores(&self) -> (Vec<f32>, Vec<f32>) {
-        let of = |ids: &[String], f: &dyn Fn(&Candidate) -> f32| ids.iter().filter_map(|id| self.rows.get(id)).map(f).collect();
-        (of(&self.dense, &|c| c.similarity), of(&self.bm25, &|c| c.bm25))
+        (self.dense.iter().map(|&p| self.rows[p].similarity).collect(), self.bm25.iter().map(|&p| self.rows[p].bm25).collect())
     }
 }
 
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
 /// `depth` deep; every passage of the union gets both scores exactly, and its share of the identifiers the
 /// question names.
-pub(super) fn resident_legs(
-    r: &Resident,
+pub(super) fn resident_legs<'r>(
+    r: &'r Resident,
     q: &Question,
     qv: &[f32],
     depth: usize,
     filter: &Filter,
     which: LegChoice,
     clock: &mut Clock,
-) -> Legs {
+) -> Legs<'r> {
     let cq = code_query(qv);
     let admit = |row: &RowView| filter.admits(row);
     let filtered = !filter.is_empty();
     let terms = q.weighted_terms(); // none for a dense-only question (`Question::analyse`)
     let dense = if which != LegChoice::Bm25 { r.dense(&cq, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
     clock.lap(Step::Dense);
-    let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, &admit) } else { Vec::new() };
+    let bm25 = if which != LegChoice::Dense { r.bm25(&terms, depth, filtered.then_some(&admit as _)) } else { Vec::new() };
     clock.lap(Step::Bm25);
     let mut union: Vec<usize> = Vec::with_capacity(dense.len() + bm25.len());
-    let mut seen = std::collections::HashSet::new();
-    union.extend(bm25.iter().chain(&dense).map(|&(i, _)| i).filter(|&i| seen.insert(i)));
+    let mut position = HashMap::with_capacity(dense.len() + bm25.len());
+    for &(i, _) in bm25.iter().chain(&dense) {
+        position.entry(i).or_insert_with(|| {
+            union.push(i);
+            union.len() - 1
+        });
+    }
     let bm25_of = if which != LegChoice::Dense { r.bm25_scores(&terms, &union) } else { vec![0.0; union.len()] };
     let rows = union
         .iter()
         .zip(bm25_of)
         .map(|(&i, bm25)| {
-            let row = r.row(i);
             let identifiers = identifier_share(&q.wanted, r.identifiers(i));
-            (row.chunk.id.clone(), Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row })
+            Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row: Row::Resident(r, i) }
         })
         .collect();
-    let ids = |found: &[(usize, f32)]| found.iter().map(|&(i, _)| r.id(i).to_owned()).collect();
-    let legs = Legs { dense: ids(&dense), bm25: ids(&bm25), rows };
+    let positions = |found: &[(usize, f32)]| found.iter().map(|(i, _)| position[i]).collect();
+    let legs = Legs { dense: positions(&dense), bm25: positions(&bm25), rows };
     clock.lap(Step::Union);
     legs
 }
@@ -86,15 +127,19 @@ pub(super) async fn lance_legs(
     store: &Store,
     models: &Models,
     q: &Question<'_>,
+    vector: Option<Vec<f32>>,
     depth: usize,
     filter: Filter,
     opts: &RecallOptions,
-) -> Result<Option<Legs>> {
+) -> Result<Option<Legs<'static>>> {
     let Some(searcher) = store.searcher().await? else { return Ok(None) };
     let join = |e: tokio::task::JoinError| Error::storage(format!("search task failed: {e}"));
     let bm25_task = (opts.legs != LegChoice::Dense)
         .then(|| tokio::spawn(searcher.clone().bm25(fts_query(q.text), q.near_words(), depth, filter.clone())));
-    let qv = models.embedder.embed_query(q.text)?;
+    let qv = match vector {
+        Some(v) => v,
+        None => models.embedder.embed_query(q.text)?,
+    };
     let dense_task = (opts.legs != LegChoice::Bm25).then(|| tokio::spawn(searcher.dense(qv.clone(), depth, filter, opts.exact)));
     let dense = match dense_task {
         Some(t) => t.await.map_err(join)??,
@@ -105,16 +150,22 @@ pub(super) async fn lance_legs(
         None => LegResult::default(),
     };
     let unlisted = if bm25.rows.len() < depth { 0.0 } else { bm25.scores.iter().copied().fold(f32::INFINITY, f32::min) };
-    let ids = |leg: &LegResult| leg.rows.iter().map(|r| r.chunk.id.clone()).collect();
-    let (dense_ids, bm25_ids) = (ids(&dense), ids(&bm25));
-    let mut rows = HashMap::new();
+    let (dense_ids, bm25_ids): (Vec<String>, Vec<String>) =
+        (dense.rows.iter().map(|r| r.chunk.id.clone()).collect(), bm25.rows.iter().map(|r| r.chunk.id.clone()).collect());
+    let mut rows: Vec<Candidate<'static>> = Vec::new();
+    let mut position: HashMap<String, usize> = HashMap::new();
     let scored = bm25.rows.into_iter().zip(bm25.scores.into_iter().map(|s| if s.is_nan() { 0.0 } else { s }));
     for (r, bm25) in scored.chain(dense.rows.into_iter().map(|r| (r, unlisted))) {
+        if position.contains_key(&r.chunk.id) {
+            continue;
+        }
         let similarity = cosine(&qv, &r.vector);
         let identifiers = if q.wanted.is_empty() { 0.0 } else { identifier_share(&q.wanted, &id_terms(&r.chunk.text)) };
-        rows.entry(r.chunk.id.clone()).or_insert(Candidate { row: r, similarity, bm25, identifiers });
+        position.insert(r.chunk.id.clone(), rows.len());
+        rows.push(Candidate { row: Row::Stored(Box::new(r)), similarity, bm25, identifiers });
     }
-    Ok(Some(Legs { dense: dense_ids, bm25: bm25_ids, rows }))
+    let positions = |ids: &[String]| ids.iter().map(|id| position[id]).collect();
+    Ok(Some(Legs { dense: positions(&dense_ids), bm25: positions(&bm25_ids), rows }))
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

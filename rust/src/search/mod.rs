@@ -27,7 +27,7 @@ use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
 use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale, Weights};
-use legs::{lance_legs, resident_legs, Legs};
+use legs::{lance_legs, resident_legs, Legs, Row};
 use proximity::pair_share;
 use question::Question;
 use steps::{Clock, Step};
@@ -46,6 +46,28 @@ pub struct Hit {
 }
 
 pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
+    recall_embedded(memory, models, query, None, opts).await
+}
+
+/// The queries' vectors as `recall` makes each (`recall_many`; batched where that leaves every vector as it
+/// is alone: one pass over many short queries costs about what a pass over one does). Empty queries are
+/// refused first, as `recall` refuses one.
+pub fn embed_questions(models: &Models, queries: &[&str]) -> Result<Vec<Vec<f32>>> {
+    if queries.iter().any(|q| q.trim().is_empty()) {
+        return Err(Error::InvalidInput("a query is empty".into()));
+    }
+    let trimmed: Vec<&str> = queries.iter().map(|q| q.trim()).collect();
+    models.embedder.embed_queries_as_alone(&trimmed)
+}
+
+/// `recall` with the query's vector already made (`embed_questions`), or made here (`None`).
+pub async fn recall_embedded(
+    memory: &Memory,
+    models: &Models,
+    query: &str,
+    vector: Option<Vec<f32>>,
+    opts: &RecallOptions,
+) -> Result<Vec<Hit>> {
     let query = query.trim();
     if query.is_empty() {
         return Err(Error::InvalidInput("the query is empty".into()));
@@ -70,14 +92,18 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
     let question = Question::analyse(query, models, opts);
     clock.lap(Step::Analyse);
     let legs_on_lance = resident.is_none();
-    let (legs, rows) = match resident {
+    // The resident copy stays read-locked until fusion has copied out the passages it keeps.
+    let (legs, rows) = match &resident {
         Some(r) => {
-            let qv = models.embedder.embed_query(query)?;
+            let qv = match vector {
+                Some(v) => v,
+                None => models.embedder.embed_query(query)?,
+            };
             clock.lap(Step::Embed);
-            (resident_legs(&r, &question, &qv, depth, &filter, opts.legs, &mut clock), r.len())
+            (resident_legs(r, &question, &qv, depth, &filter, opts.legs, &mut clock), r.len())
         }
         // Lance's legs run as concurrent tasks with the embedding: their time is charged to `union` whole.
-        None => match lance_legs(memory.store(), models, &question, depth, filter, opts).await? {
+        None => match lance_legs(memory.store(), models, &question, vector, depth, filter, opts).await? {
             Some(l) => (l, if grows { memory.store().count(&Filter::default()).await? } else { 0 }),
             None => return Ok(Vec::new()),
         },
@@ -86,6 +112,7 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
         clock.lap(Step::Union);
     }
     let mut pool = fuse(legs, &question, candidates, opts.answer_floor_at(rows), opts);
+    drop(resident);
     clock.lap(Step::Fuse);
 
     if use_rerank && !pool.is_empty() {
@@ -124,8 +151,8 @@ pub async fn recall(memory: &Memory, models: &Models, query: &str, opts: &Recall
 /// matched word for word, whatever the cosine, which the answer floor must not overrule. Its own words: not
 /// its context nor its month.
 fn lexical_match(legs: &Legs, question: &Question) -> bool {
-    let Some(top) = legs.bm25.first().and_then(|id| legs.rows.get(id)) else { return false };
-    let have: HashSet<String> = with_bm25_analyzer(|a| a.document(&fts_document(&top.row.chunk.text, "", ""))).into_iter().collect();
+    let Some(top) = legs.bm25.first().map(|&p| &legs.rows[p]) else { return false };
+    let have: HashSet<String> = with_bm25_analyzer(|a| a.document(&fts_document(top.row.text(), "", ""))).into_iter().collect();
     !question.terms.is_empty() && question.terms.iter().all(|t| have.contains(t))
 }
 
@@ -141,7 +168,7 @@ fn fuse(
     opts: &RecallOptions,
 ) -> Vec<(StoredChunk, f64, f32)> {
     let (dense_top, bm25_top) = legs.scores();
-    let best = legs.rows.values().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
+    let best = legs.rows.iter().map(|c| c.similarity).fold(f32::NEG_INFINITY, f32::max);
     let wanted = &question.wanted;
     if answer_floor.is_some_and(|floor| wanted.is_empty() && best < floor) && !lexical_match(&legs, question) {
         return Vec::new();
@@ -149,34 +176,34 @@ fn fuse(
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     let weights = Weights::of(opts.dense_weight, question.dense_read);
     let days = days_named(question.text);
-    let mut pool: Vec<(StoredChunk, f64, f32, bool)> = legs
+    let mut pool: Vec<(Row, f64, f32, bool)> = legs
         .rows
-        .into_values()
+        .into_iter()
         .map(|c| {
-            let near_day = !days.is_empty() && written_day(&c.row.chunk.ts).is_some_and(|d| near_named_day(d, &days));
+            let near_day = !days.is_empty() && written_day(c.row.ts()).is_some_and(|d| near_named_day(d, &days));
             let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers, near_day };
             let score = fused_score(&evidence, dense, bm25, weights);
             (c.row, score, c.similarity, c.identifiers > 0.0)
         })
         .collect();
-    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
     if opts.keep_repeats {
         pool.truncate(candidates);
     } else {
-        pool = repeats::first_n_texts(pool, candidates, |(r, ..)| r.chunk.text.as_str());
+        pool = repeats::first_n_texts(pool, candidates, |(r, ..)| r.text());
     }
     // Near twins told apart: the passages kept, by the share of the question's neighbouring word pairs each
     // holds together (`proximity`). On the kept ones only: analysing a passage costs a few microseconds.
     if !question.pairs.is_empty() {
         with_bm25_analyzer(|a| {
             for (row, score, ..) in pool.iter_mut() {
-                *score *= (PAIR_BONUS * pair_share(&question.pairs, &a.document(&row.chunk.text))).exp();
+                *score *= (PAIR_BONUS * pair_share(&question.pairs, &a.document(row.text()))).exp();
             }
         });
-        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
     }
     pool.retain(|(_, _, sim, named)| {
         opts.min_similarity.is_none_or(|floor| *sim >= floor) && !(opts.identifier_guard && !wanted.is_empty() && !named)
     });
-    pool.into_iter().map(|(row, score, sim, _)| (row, score, sim)).collect()
+    pool.into_iter().map(|(row, score, sim, _)| (row.into_stored(), score, sim)).collect()
 }
