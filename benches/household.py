@@ -113,6 +113,8 @@ class _Builder:
         a = math.ceil((count["repair"] + count["bill"] + n) / MENTIONS_PER_ENTITY)
         p = math.ceil((count["booking"] + count["venue"] + sum(self.person_chatter)) / MENTIONS_PER_ENTITY)
         names = [f"{f} {last}" for f in V.PEOPLE_FIRST for last in V.PEOPLE_LAST]
+        if p + 100 > len(names):  # past ~20,000 conversations: middle initials (smaller histories unchanged)
+            names += [f"{f} {c}. {last}" for f in V.PEOPLE_FIRST for c in "ABDEJKMRST" for last in V.PEOPLE_LAST]
         if p + 100 > len(names):
             raise ValueError(f"{n} conversations need {p} people; the name lists hold {len(names)}")
         pool = rng.sample(names, p + 100)   # 100 kept back: people never mentioned (unanswerable questions)
