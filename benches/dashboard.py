@@ -185,6 +185,20 @@ def latency(body: str) -> list[str]:
             f"a process per call: p50 {number(cell(r, 'per-process')):g} ms ({cell(r, 'p50 ratio')})"]
 
 
+def scale(body: str) -> list[str]:
+    r = largest(table(body, "conversations", "home close library"), "conversations")[0]
+    out = [f"at {cell(r, 'conversations')} conversations ({cell(r, 'passages')} passages): held-out close hit@1/3/8 "
+           f"{cell(r, 'home close library')}, reworded {cell(r, 'home reworded library')}; LoCoMo in the haystack "
+           f"R@5/R@10 {cell(r, 'LoCoMo')}"]
+    try:
+        c = largest(table(body, "conversations", "RSS MB per"), "conversations")[0]
+        out.append(f"p50 / p99 {cell(c, 'p50')} ms, {cell(c, 'RSS MB per')} MB RSS per 100,000 passages, open "
+                   f"{cell(c, 'open s')} s + first recall {cell(c, 'first recall')} s")
+    except LookupError:
+        pass
+    return out
+
+
 def cost(body: str) -> list[str]:
     rows = largest(table(body, "conversations", "build", "CPU ms"), "conversations")
     return [f"at {cell(r, 'conversations')} conversations, {cell(r, 'build')}: p50 / p99 {cell(r, 'p50')} ms, "

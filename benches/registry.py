@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import charts, cost, dashboard, floor, locomo_recall, meaning, quality, speed
+from . import charts, cost, dashboard, floor, locomo_recall, meaning, quality, scale, speed
 from .harness import load_result, meta, results_dir, save_result
 
 FLOOR_N = 1_000
@@ -107,6 +107,12 @@ def _korean_body(data: dict, chart_base: str) -> str:
     return multilingual.section_body(data)
 
 
+def _scale(ctx: Context) -> dict:
+    data = scale.run(ctx.args.n, keep_index=True, locomo_conversations=ctx.args.locomo_conversations)
+    scale.chart(data)
+    return data
+
+
 def _charts(ctx: Context) -> dict:
     have = {p: ctx.results.get(p) or load_result(p, ctx.args.quick) for p in ("latency", "quality")}
     out_dir = results_dir(True) if ctx.args.quick else charts.CHART_DIR
@@ -148,6 +154,8 @@ _PARTS = [
     Part("charts", "Charts", dashboard.charts, measure=_charts, render=_chart_links),
     Part("korean", "Korean and other languages: models and BM25 analysers side by side", dashboard.korean,
          measure=_korean, render=_korean_body, default=False),
+    Part("scale", "Recall as memories grow: quality and cost from 1,000 to 100,000 conversations", dashboard.scale,
+         measure=_scale, render=lambda data, _: scale.render(data), default=False),
     Part("cost", "Cost per recall: latency, CPU, steps, parallel callers", dashboard.cost,
          measure=lambda ctx: cost.run(ctx.args.n, ctx.args.baseline, keep_index=True),
          render=lambda data, _: cost.render(data), default=False),

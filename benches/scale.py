@@ -1,0 +1,185 @@
+"""Recall as memories grow (issue 36): quality and cost of the same engine from 1,000 to 100,000 conversations
+(about 6,000 to 700,000 passages), LoCoMo asked inside a haystack, and the curves in one chart.
+
+    python -m benches.run --parts scale --n 1000 10000 100000 [--keep-index]
+
+At each size N, on the held-out household history (`benches.household`, its memory cached by
+`benches.meaning.indexed_household`; 100,000 conversations take about 40 minutes to index on 2 cores) and
+the tuning ops history (`benches.history`):
+* quality: close and reworded questions through the library's defaults and the service's (`meaning.configs`),
+  hit@1/3/8, and the out-of-domain "nothing" rate of the service;
+* LoCoMo in a haystack: a copy of the household memory (made once per size), each LoCoMo conversation
+  indexed into it, its questions asked (turn recall@5/@10, k=10, recency off, as `locomo_recall`), the
+  conversation forgotten again before the next;
+* cost: `benches.cost.child` on the household memory: time to open, the first recall (the resident copy is
+  read), RSS after it, one caller's p50/p99 and CPU per recall, recalls/s with 4 threads.
+`charts/scale.png` draws each figure against the number of passages.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .harness import pct
+from .locomo import CATEGORY_ORDER
+from .locomo import load as load_locomo
+from .locomo_recall import returned_turns
+from .meaning import indexed_household, indexed_ops, measure_history
+from .metrics import turn_recall_table
+from .paths import OUT
+
+CHART = Path(__file__).resolve().parent / "charts" / "scale.png"
+QUALITY_CONFIGS = ("library", "service")
+
+
+def _quality(eng, root: Path, domain: str, n: int, models) -> list[dict]:
+    rows = measure_history(eng, root, domain, n, models)
+    return [r for r in rows if r["config"] in QUALITY_CONFIGS]
+
+
+def _sessions(src: Path) -> set[str]:
+    """The session ids of a directory of `.funes.jsonl` files."""
+    import json
+
+    return {json.loads(line)["session_id"] for p in src.glob("*.funes.jsonl") for line in p.read_text(encoding="utf-8").splitlines() if line.strip()}
+
+
+def _haystack(models, home: Path, n: int, convs) -> dict:
+    """LoCoMo's conversations asked one at a time inside a copy of `home`."""
+    from funes_py import Engine
+
+    work = OUT / f"haystack-{n}"
+    shutil.rmtree(work, ignore_errors=True)
+    t = time.perf_counter()
+    shutil.copytree(home, work)
+    copied = time.perf_counter() - t
+    eng = Engine(work, models)
+    rows: list = []
+    for conv in convs:
+        eng.index(conv.src)
+        for q in conv.questions:
+            rows.append((q.category_name, returned_turns(eng, q.question, "hybrid"), q.evidence_turns))
+        for s in _sessions(conv.src):
+            eng.forget(s)
+        print(f"scale: LoCoMo {conv.name} asked inside {n:,} conversations", file=sys.stderr, flush=True)
+    eng.close()
+    shutil.rmtree(work, ignore_errors=True)
+    return {"table": turn_recall_table(rows, ks=(5, 10)), "copy_s": copied, "conversations": [c.name for c in convs]}
+
+
+def run(ns: list[int], keep_index: bool = True, locomo_conversations: int | None = None, seconds: float = 4.0) -> dict:
+    from funes_py import Engine, Models
+
+    from . import cost
+
+    models = Models.load()
+    convs = load_locomo()[: locomo_conversations or None]
+    out: dict = {"sizes": [], "quality": [], "haystack": {}, "cost": {}}
+    for n in ns:
+        t = time.perf_counter()
+        home_root, home = indexed_household(n, models, keep_index)
+        ops_root, ops_home = indexed_ops(n, models, keep_index)
+        eng = Engine(home, models)
+        rows = eng.status().rows
+        out["sizes"].append({"n": n, "rows": rows, "index_s": round(time.perf_counter() - t, 1)})
+        out["quality"] += _quality(eng, home_root, "home", n, models)
+        eng.close()
+        ops = Engine(ops_home, models)
+        out["quality"] += _quality(ops, ops_root, "ops", n, models)
+        ops.close()
+        out["cost"][str(n)] = cost.child(None, home, home_root / "questions.jsonl", 300, (1, 4), seconds)
+        if n >= 10_000 and convs:
+            out["haystack"][str(n)] = _haystack(models, home, n, convs)
+        print(f"scale: {n:,} conversations measured", file=sys.stderr, flush=True)
+    return out
+
+
+def render(data: dict) -> str:
+    sizes = data["sizes"]
+    q = {(r["domain"], r["n"], r["set"], r["config"]): r for r in data["quality"]}
+    out = ("hit@1 / @3 / @8 in % (library: k 8; service: k 3, its floors), the service's out-of-domain \"nothing\" rate; "
+           "home = the household history (held out), ops = the operations history (tuning). LoCoMo R@5 / R@10: "
+           "turn recall of its questions with their conversation indexed inside that memory.\n\n")  # fmt: skip
+    out += ("| conversations | passages | home close library | home close service | home reworded library | "
+            "home reworded service | home ood nothing | ops close library | ops reworded library | LoCoMo R@5 / R@10 |\n"
+            "|---|---|---|---|---|---|---|---|---|---|\n")  # fmt: skip
+
+    def cell(domain, n, s, c):
+        r = q.get((domain, n, s, c))
+        if r is None:
+            return "–"
+        if "nothing" in r:
+            return f"{pct(r['nothing'])}%"
+        return f"{pct(r['hit@1'])} / {pct(r['hit@3'])} / {pct(r['hit@8'])}"
+
+    for s in sizes:
+        n = s["n"]
+        hay = data["haystack"].get(str(n))
+        loco = "–" if not hay else f"{pct(hay['table']['ALL']['turn_recall@5'], 1)} / {pct(hay['table']['ALL']['turn_recall@10'], 1)}"
+        out += (f"| {n:,} | {s['rows']:,} | {cell('home', n, 'close', 'library')} | {cell('home', n, 'close', 'service')} | "
+                f"{cell('home', n, 'reworded', 'library')} | {cell('home', n, 'reworded', 'service')} | "
+                f"{cell('home', n, 'ood', 'service')} | {cell('ops', n, 'close', 'library')} | "
+                f"{cell('ops', n, 'reworded', 'library')} | {loco} |\n")  # fmt: skip
+    out += ("\nCost on the household memory (`benches.cost`): open, the first recall (reads the resident copy), RSS after "
+            "it, one caller's warm p50 / p99 and CPU per recall (`recall(q, k=8)`, library defaults), recalls/s with 4 "
+            "threads.\n\n| conversations | passages | open s | first recall s | RSS MB | RSS MB per 100,000 passages | "
+            "p50 / p99 ms | CPU ms | 4 threads/s |\n|---|---|---|---|---|---|---|---|---|\n")  # fmt: skip
+    for s in sizes:
+        c = data["cost"].get(str(s["n"]))
+        if not c:
+            continue
+        four = next((p["recalls_per_s"] for p in c["parallel"] if p["threads"] == 4), 0)
+        out += (f"| {s['n']:,} | {c['rows']:,} | {c['open_s']:.2f} | {c['first_s']:.2f} | {c['rss_mb']:.0f} | "
+                f"{c['rss_mb'] / c['rows'] * 100_000:.0f} | {c['p50_ms']:.2f} / {c['p99_ms']:.2f} | {c['cpu_ms']:.2f} | "
+                f"{four:.0f} |\n")  # fmt: skip
+    for n, hay in data["haystack"].items():
+        t = hay["table"]
+        out += (f"\nLoCoMo inside {int(n):,} household conversations ({', '.join(hay['conversations'])}), turn recall@5 / "
+                f"@10 in %:\n\n| category | n | hybrid |\n|---|---|---|\n")  # fmt: skip
+        for cat in [*CATEGORY_ORDER, "ALL"]:
+            if cat in t:
+                out += f"| {cat} | {t[cat]['n']} | {pct(t[cat]['turn_recall@5'], 1)} / {pct(t[cat]['turn_recall@10'], 1)} |\n"
+    if CHART.exists():
+        out += f"\n![scale](charts/{CHART.name})\n"
+    return out
+
+
+def chart(data: dict) -> Path | None:
+    """hit@k, LoCoMo, latency and RSS per passage against the number of passages, one figure."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    sizes = data["sizes"]
+    rows = [s["rows"] for s in sizes]
+    q = {(r["domain"], r["n"], r["set"], r["config"]): r for r in data["quality"]}
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    for (domain, s, c, k), style in {("home", "close", "library", 1): "o-", ("home", "reworded", "library", 3): "s-",
+                                      ("ops", "close", "library", 1): "o--", ("ops", "reworded", "library", 3): "s--"}.items():
+        ys = [100 * q[(domain, x["n"], s, c)][f"hit@{k}"] for x in sizes if (domain, x["n"], s, c) in q]
+        axes[0].plot(rows[: len(ys)], ys, style, label=f"{domain} {s} hit@{k}")  # fmt: skip
+    hay = [(s["rows"], 100 * data["haystack"][str(s["n"])]["table"]["ALL"]["turn_recall@10"]) for s in sizes if str(s["n"]) in data["haystack"]]
+    if hay:
+        axes[0].plot(*zip(*hay, strict=True), "^-", label="LoCoMo R@10 in a haystack")
+    axes[0].set(xscale="log", xlabel="passages", ylabel="%", title="quality")
+    axes[0].legend(fontsize=8)
+    cost = [(s["rows"], data["cost"][str(s["n"])]) for s in sizes if str(s["n"]) in data["cost"]]
+    axes[1].plot([r for r, _ in cost], [c["p50_ms"] for _, c in cost], "o-", label="p50")
+    axes[1].plot([r for r, _ in cost], [c["p99_ms"] for _, c in cost], "s-", label="p99")
+    axes[1].plot([r for r, _ in cost], [c["cpu_ms"] for _, c in cost], "^-", label="CPU per recall")
+    axes[1].set(xscale="log", xlabel="passages", ylabel="ms", title="one warm recall")
+    axes[1].legend(fontsize=8)
+    axes[2].plot([r for r, _ in cost], [c["rss_mb"] for _, c in cost], "o-", label="RSS MB")
+    axes[2].plot([r for r, _ in cost], [c["first_s"] * 100 for _, c in cost], "s-", label="first recall, 1/100 s")
+    axes[2].set(xscale="log", xlabel="passages", title="memory held")
+    axes[2].legend(fontsize=8)
+    fig.tight_layout()
+    CHART.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(CHART, dpi=90)
+    return CHART
