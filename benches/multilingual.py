@@ -36,6 +36,7 @@ E5, E5_INT8 = "intfloat/multilingual-e5-small", "intfloat/multilingual-e5-small-
 # Named, not the library's default (which may become the int8 MiniLM): the rows say float32 MiniLM.
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 MINILM_INT8 = "sentence-transformers/all-MiniLM-L6-v2-int8"
+AUTO = "auto"  # no embedder named (`auto-bigram`)
 # name -> (embedder for Models.load; BM25 analyser). The analyser is what the
 # memory was indexed with; "whitespace" is the engine before issue 14 (Lance's simple tokenizer).
 CONFIGS = {
@@ -45,11 +46,17 @@ CONFIGS = {
     # Not run by default (--configs): the float32 e5, and the service's int8 MiniLM, for the cost table.
     "e5fp32-bigram": (E5, "bigram"),
     "minilm8-bigram": (MINILM_INT8, "bigram"),
+    # No model named: Engine(home) lets a new memory's first texts choose (funes_py.choice), and opens a built
+    # one with its own model; what a user who never chose a model gets (issue 36).
+    "auto-bigram": (AUTO, "bigram"),
+    # The service's int8 MiniLM forced on every history: the fusion must not fall below BM25 alone.
+    "minilm8-forced-bigram": (MINILM_INT8, "bigram"),
 }
 DEFAULT_CONFIGS = ("minilm-whitespace", "minilm-bigram", "e5-bigram")
 LABELS = {"minilm-whitespace": "MiniLM + whitespace BM25", "minilm-bigram": "MiniLM + bigram BM25",
           "e5-bigram": "e5 (int8) + bigram BM25", "e5fp32-bigram": "e5 (float32) + bigram BM25",
-          "minilm8-bigram": "MiniLM (int8) + bigram BM25"}  # fmt: skip
+          "minilm8-bigram": "MiniLM (int8) + bigram BM25", "auto-bigram": "no model named + bigram BM25",
+          "minilm8-forced-bigram": "MiniLM (int8) forced + bigram BM25"}  # fmt: skip
 LANGS = ("ko", "mixed", "en")
 SIZES = (1_000, 10_000)
 RECALL_CALLS = 300
@@ -92,7 +99,7 @@ def ensure_history(n: int, lang: str, seed: int = 7) -> Path:
 _INDEX_CODE = (
     "import json,resource,sys,time\n"
     "from funes_py import Engine, Models\n"
-    "t0=time.perf_counter(); m=Models.load(embedder=sys.argv[3] or None); load=time.perf_counter()-t0\n"
+    "t0=time.perf_counter(); m=None if sys.argv[3]=='auto' else Models.load(embedder=sys.argv[3] or None); load=time.perf_counter()-t0\n"
     "t1=time.perf_counter(); r=Engine(sys.argv[1], m).index(sys.argv[2]); idx=time.perf_counter()-t1\n"
     "print(json.dumps({'model_load_s':load,'index_s':idx,'chunks':r.chunks_added,'files':r.files,"
     "'peak_rss_mb':resource.getrusage(resource.RUSAGE_SELF).ru_maxrss//1024}))\n"
@@ -137,7 +144,7 @@ def ensure_memory(root: Path, config: str, keep_index: bool = False, index_only:
 _OPEN_CODE = (
     "import json,sys,time\n"
     "from funes_py import Engine, Models\n"
-    "m=Models.load(embedder=sys.argv[2] or None)\n"
+    "m=None if sys.argv[2]=='auto' else Models.load(embedder=sys.argv[2] or None)\n"
     "t=time.perf_counter(); st=Engine(sys.argv[1], m).status(); s=time.perf_counter()-t\n"
     "print(json.dumps({'retokenise_s':s,'rows':st.rows,'analyzer_version':getattr(st,'analyzer_version',None)}))\n"
 )
@@ -157,7 +164,7 @@ _COST_CODE = (
     "from funes_py import Engine, Models\n"
     "from benches.metrics import percentiles\n"
     "qs=[json.loads(l)['long'] for l in open(sys.argv[3],encoding='utf-8') if l.strip()]\n"
-    "t=time.perf_counter(); eng=Engine(sys.argv[1], Models.load(embedder=sys.argv[2] or None)); "
+    "t=time.perf_counter(); eng=Engine(sys.argv[1], None if sys.argv[2]=='auto' else Models.load(embedder=sys.argv[2] or None)); "
     "open_s=time.perf_counter()-t\n"
     "eng.recall(qs[0], k=8); ms=[]\n"
     "for i in range(int(sys.argv[4])):\n"
@@ -183,7 +190,8 @@ def measure(n: int, lang: str, config: str, keep_index: bool = False, calls: int
 
     root = ensure_history(n, lang)
     home, info = ensure_memory(root, config, keep_index)
-    eng = Engine(home, Models.load(embedder=CONFIGS[config][0]))
+    embedder = CONFIGS[config][0]
+    eng = Engine(home) if embedder == AUTO else Engine(home, Models.load(embedder=embedder))
     rows, misses = quality.measure(eng, root, n)
     del eng
     cost = recall_cost(root, home, config, calls)
