@@ -235,8 +235,20 @@ def query_terms(query: str) -> list[str]:
 
 def words_of(text: str) -> list[str]:
     """`thesaurus::words`: the plain words of a text a table can list (ASCII letters only, three or more),
-    lower-cased, each once, in order."""
-    return list(dict.fromkeys(w.lower() for w in _split(text) if len(w) >= 3 and w.isascii() and w.isalpha()))
+    lower-cased, each once, in order; not names (`is_name`)."""
+    out: dict[str, None] = {}
+    for m in re.finditer(r"[^\W_]+", text):
+        w = m.group(0)
+        if len(w) >= 3 and w.isascii() and w.isalpha() and not is_name(text[: m.start()], w):
+            out.setdefault(w.lower(), None)
+    return list(out)
+
+
+def is_name(before: str, word: str) -> bool:
+    """`thesaurus::is_name`: capitalised where a sentence does not start (not first, nor after . ? ! : or a
+    line, quote or bracket)."""
+    tail = before.rstrip()
+    return word[:1].isupper() and bool(tail) and tail[-1] not in ".?!:\n\"'("
 
 
 def read_thesaurus(path) -> dict[str, list[tuple[str, float]]]:

@@ -85,6 +85,12 @@ impl Bm25Index {
         self.doc_len.is_empty()
     }
 
+    /// A term's inverse document frequency, as the scores use it; `None` for a term no document holds.
+    pub fn term_idf(&self, term: &str) -> Option<f32> {
+        let id = *self.terms.get(term)?;
+        Some(idf(self.postings[id as usize].len(), self.len()))
+    }
+
     /// Adds the next document, given its analysed terms.
     pub fn push(&mut self, terms: &[String]) {
         let (counts, len) = term_counts(terms.to_vec());

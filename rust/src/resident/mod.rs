@@ -175,6 +175,11 @@ impl Resident {
         }
     }
 
+    /// A term's inverse document frequency in this memory (`None`: no row holds it).
+    pub fn term_idf(&self, term: &str) -> Option<f32> {
+        self.bm25.term_idf(term)
+    }
+
     /// The BM25 scores of rows `rows` for the query's terms (0 where a row shares none of them).
     pub fn bm25_scores(&self, terms: &[(String, f32)], rows: &[usize]) -> Vec<f32> {
         self.bm25.scores(terms, rows)

@@ -12,6 +12,7 @@ use crate::resident::{code_query, Resident};
 use crate::store::{Filter, LegResult, Store};
 
 use super::fusion::identifier_share;
+use super::proximity::pair_weights;
 use super::question::Question;
 use super::steps::{Clock, Step};
 
@@ -67,6 +68,9 @@ pub(super) struct Legs<'r> {
     pub dense: Vec<usize>,
     pub bm25: Vec<usize>,
     pub rows: Vec<Candidate<'r>>,
+    /// The weight of each of the question's word pairs (`proximity::pair_weights`); empty: equal (Lance's
+    /// path has no document frequencies at hand).
+    pub pair_weights: Vec<f64>,
 }
 
 impl Legs<'_> {
@@ -114,7 +118,8 @@ pub(super) fn resident_legs<'r>(
         })
         .collect();
     let positions = |found: &[(usize, f32)]| found.iter().map(|(i, _)| position[i]).collect();
-    let legs = Legs { dense: positions(&dense), bm25: positions(&bm25), rows };
+    let pair_weights = pair_weights(&q.pairs, |t| r.term_idf(t));
+    let legs = Legs { dense: positions(&dense), bm25: positions(&bm25), rows, pair_weights };
     clock.lap(Step::Union);
     legs
 }
@@ -165,7 +170,7 @@ pub(super) async fn lance_legs(
         rows.push(Candidate { row: Row::Stored(Box::new(r)), similarity, bm25, identifiers });
     }
     let positions = |ids: &[String]| ids.iter().map(|id| position[id]).collect();
-    Ok(Some(Legs { dense: positions(&dense_ids), bm25: positions(&bm25_ids), rows }))
+    Ok(Some(Legs { dense: positions(&dense_ids), bm25: positions(&bm25_ids), rows, pair_weights: Vec::new() }))
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

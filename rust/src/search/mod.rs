@@ -176,6 +176,7 @@ fn fuse(
     let (dense, bm25) = (LegScale::of(&dense_top), LegScale::of(&bm25_top));
     let weights = Weights::of(opts.dense_weight, question.dense_read);
     let days = days_named(question.text);
+    let pair_weights = legs.pair_weights;
     let mut pool: Vec<(Row, f64, f32, bool)> = legs
         .rows
         .into_iter()
@@ -197,7 +198,7 @@ fn fuse(
     if !question.pairs.is_empty() {
         with_bm25_analyzer(|a| {
             for (row, score, ..) in pool.iter_mut() {
-                *score *= (PAIR_BONUS * pair_share(&question.pairs, &a.document(row.text()))).exp();
+                *score *= (PAIR_BONUS * pair_share(&question.pairs, &pair_weights, &a.document(row.text()))).exp();
             }
         });
         pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));

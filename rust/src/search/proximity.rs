@@ -29,9 +29,26 @@ pub fn question_pairs(terms: &[String]) -> Vec<(String, String)> {
     out
 }
 
-/// The share of `pairs` that `passage` (its analysed words, in order) holds within `PAIR_WINDOW` words.
-pub fn pair_share(pairs: &[(String, String)], passage: &[String]) -> f64 {
-    if pairs.is_empty() {
+/// How much each pair weighs in `pair_share`: the inverse document frequency of its rarer word (`idf` of a
+/// word; `None` where the memory holds it nowhere, so no passage can hold the pair and it weighs nothing).
+/// A name's pair ("hatti quarrington") is evidence, a pair of everyday words ("book refer") barely is: equal
+/// weights let a passage that shared the everyday pairs outrank the one naming the asked person whole.
+pub fn pair_weights(pairs: &[(String, String)], idf: impl Fn(&str) -> Option<f32>) -> Vec<f64> {
+    pairs
+        .iter()
+        .map(|(a, b)| match (idf(a), idf(b)) {
+            (Some(x), Some(y)) => f64::from(x.max(y)),
+            _ => 0.0,
+        })
+        .collect()
+}
+
+/// The share of `pairs`, by `weights` (empty: equal), that `passage` (its analysed words, in order) holds
+/// within `PAIR_WINDOW` words.
+pub fn pair_share(pairs: &[(String, String)], weights: &[f64], passage: &[String]) -> f64 {
+    let weight = |i: usize| weights.get(i).copied().unwrap_or(1.0);
+    let total: f64 = (0..pairs.len()).map(weight).sum();
+    if total <= 0.0 {
         return 0.0;
     }
     let mut positions: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -44,7 +61,7 @@ pub fn pair_share(pairs: &[(String, String)], passage: &[String]) -> f64 {
         (Some(pa), Some(pb)) => pa.iter().any(|&i| pb.iter().any(|&j| i.abs_diff(j) <= PAIR_WINDOW)),
         _ => false,
     };
-    pairs.iter().filter(|(a, b)| near(a, b)).count() as f64 / pairs.len() as f64
+    pairs.iter().enumerate().filter(|(_, (a, b))| near(a, b)).map(|(i, _)| weight(i)).sum::<f64>() / total
 }
 
 #[cfg(test)]
@@ -65,8 +82,8 @@ mod tests {
     #[test]
     fn the_near_twin_holds_fewer_pairs() {
         let q = question_pairs(&words("who fix drip tap 8 kingsley street"));
-        let right = pair_share(&q, &words("kev moorhous fix drip tap 8 kingsley street tidi work"));
-        let twin = pair_share(&q, &words("someon look drip tap 8 kingsley lane"));
+        let right = pair_share(&q, &[], &words("kev moorhous fix drip tap 8 kingsley street tidi work"));
+        let twin = pair_share(&q, &[], &words("someon look drip tap 8 kingsley lane"));
         assert!(right > twin, "{right} vs {twin}");
         assert_eq!(right, 5.0 / 6.0, "all but (who, fix)");
     }
@@ -74,8 +91,25 @@ mod tests {
     #[test]
     fn a_pair_counts_in_either_order_within_the_window() {
         let q = question_pairs(&words("harriet jolliff ferri"));
-        assert_eq!(pair_share(&q, &words("book ferri harriet jolliff")), 1.0, "(jolliff, ferri): reversed, two apart");
-        assert_eq!(pair_share(&q, &words("ferri cross book for harriet jolliff")), 0.5);
-        assert_eq!(pair_share(&[], &words("anything")), 0.0);
+        assert_eq!(pair_share(&q, &[], &words("book ferri harriet jolliff")), 1.0, "(jolliff, ferri): reversed, two apart");
+        assert_eq!(pair_share(&q, &[], &words("ferri cross book for harriet jolliff")), 0.5);
+        assert_eq!(pair_share(&[], &[], &words("anything")), 0.0);
+    }
+
+    #[test]
+    fn a_rare_pair_weighs_more_than_an_everyday_one() {
+        let q = question_pairs(&words("book refer hatti j quarrington"));
+        let idf = |w: &str| match w {
+            "quarrington" => Some(9.0),
+            "hatti" => Some(6.0),
+            "absent" => None,
+            _ => Some(1.0),
+        };
+        let w = pair_weights(&q, idf);
+        assert_eq!(w, [1.0, 6.0, 6.0, 9.0], "(book refer) (refer hatti) (hatti j) (j quarrington): the rarer word's");
+        let name_whole = pair_share(&q, &w, &words("hatti j quarrington ferri book"));
+        let everyday = pair_share(&q, &w, &words("book refer ferri hatti m quarrington"));
+        assert_eq!((name_whole, everyday), (15.0 / 22.0, 7.0 / 22.0), "the name's two pairs against (book refer), (refer hatti)");
+        assert_eq!(pair_weights(&question_pairs(&words("absent word")), idf), [0.0]);
     }
 }
