@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_conversation
-
 pytestmark = pytest.mark.models
 
 DATA = Path(__file__).resolve().parent / "data" / "sources"
