@@ -89,11 +89,12 @@ def render_targets(results: dict) -> str:
 def write(quick: bool = False, path: Path | None = None, parts=None, targets_too: bool = True) -> Path:
     """The sections of `parts` that have result files, the targets from every part's file, the dashboard.
     `targets_too=False` leaves the targets section alone (one part rewritten from a checkout that lacks the
-    other parts' result files); so does a checkout with no result files at all. `parts` None: every part."""
+    other parts' result files); so does a checkout whose result files feed no target (a run of `cost` alone must
+    not wipe the targets the other parts measured). `parts` None: every part."""
     path = path or (results_dir(True) / "RESULTS.md" if quick else RESULTS_MD)
     results = {p: d for p in PARTS if (d := load_result(p, quick)) is not None}
     doc = path.read_text(encoding="utf-8") if path.exists() else HEADER
-    if targets_too and results:
+    if targets_too and results and (targets.evaluate(results) or "bench:targets" not in doc):
         doc = replace_section(doc, "targets", render_targets(results))
     chart_base = "charts" if not quick else "."
     for name in parts or PARTS:
