@@ -12,6 +12,9 @@ What is timed, against a real server (`funes-py serve` in a subprocess, loopback
   beside the same client's on the idle server (baseline).
 - recall during indexing (`--index-kinds`, 200 KB each, on a second server that indexes 1 s after a
   write): the same client until the large turn's index run is over.
+- recall during an import (`--import-turns`, 2,000 by default): one `POST /turns` carrying a conversation of
+  that many ordinary turns (about 400 characters each, as a history import sends), on the indexing server:
+  the same client until that import's index run is over.
 The kinds are the inputs that once stalled the service (a turn of `-eyJ` repeated took 18.8 s at 200 KB and
 held every other tenant's recall as long): one repeated character, base64, a long JSON log line without a
 newline, and ordinary prose. Targets: a 200 KB turn stored in under 1 s, another tenant's recall during it
@@ -92,8 +95,12 @@ def overlapping(calls: list[tuple[float, float]], start: float, end: float) -> l
 
 async def one_case(server: Server, token: str, kind: str, size: int, case: int, index: bool) -> dict:
     """One store of one turn while the other tenant recalls; with `index`, also the index run after it."""
-    body = {"user": "user1", "conversation_id": f"big-{case}",
-            "turns": [{"role": "user", "text": turn_text(kind, size), "ts": "2026-10-11T09:00:00Z"}]}
+    if kind == "import":  # `size` turns of prose, alternating roles, a minute apart
+        turns = [{"role": ("user", "assistant")[i % 2], "text": f"{turn_text('prose', 400 + i)} (item {i})",
+                  "ts": f"2026-10-{11 + i // 1440:02d}T{i // 60 % 24:02d}:{i % 60:02d}:00Z"} for i in range(size)]
+    else:
+        turns = [{"role": "user", "text": turn_text(kind, size), "ts": "2026-10-11T09:00:00Z"}]
+    body = {"user": "user1", "conversation_id": f"big-{case}", "turns": turns}
     body_file = server.data.parent / f"big-{case}.json"
     body_file.write_bytes(json.dumps(body).encode())
     stop, calls = asyncio.Event(), list[tuple[float, float]]()
@@ -147,6 +154,7 @@ def main() -> int:
     p.add_argument("--kinds", default="eyJ,char,base64,jsonlog,prose")
     p.add_argument("--repeat", type=int, default=3, help="stores of each kind and size")
     p.add_argument("--index-kinds", default="prose,base64", help="200 KB turns whose index run is watched too")
+    p.add_argument("--import-turns", type=int, default=2000, help="an import of this many turns, its index run watched (0: none)")
     args = p.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
     kinds = args.kinds.split(",")
@@ -157,10 +165,11 @@ def main() -> int:
         base, rows = measure(Path(tmp) / "stores", "600", cases, index=False)
         # Index runs: a server that indexes 1 s after the write, watched to the end of the run.
         index_cases = [(200_000, kind) for kind in args.index_kinds.split(",") if kind]
+        index_cases += [(args.import_turns, "import")] if args.import_turns else []
         index_base, index_rows = measure(Path(tmp) / "index", "1", index_cases, index=True) if index_cases else ([], [])
 
     print(f"Command: `python -m benches.probes.ingest_stall --sizes {args.sizes} --kinds {args.kinds} --repeat {args.repeat}"
-          f" --index-kinds {args.index_kinds}`; run {started}.\n")
+          f" --index-kinds {args.index_kinds} --import-turns {args.import_turns}`; run {started}.\n")
     print(f"Baseline, the other tenant's recall on the idle server: median {statistics.median(base):.1f} ms, "
           f"max {max(base):.1f} ms ({len(base)} calls).\n")
     print("| turn | size | stored (202) in, each store | recalls during the stores | their median / max ms |")
@@ -180,7 +189,8 @@ def main() -> int:
         print("|---|---:|---:|---:|---:|")
         for r in index_rows:
             v = sorted(r["indexing"])
-            print(f"| {r['kind']} | {r['size'] // 1000} KB | {r['index_s']:.1f} s | {len(v)} | {statistics.median(v):.1f} / "
+            size = f"{r['size']:,} turns" if r["kind"] == "import" else f"{r['size'] // 1000} KB"
+            print(f"| {r['kind']} | {size} | {r['index_s']:.1f} s | {len(v)} | {statistics.median(v):.1f} / "
                   f"{v[min(len(v) - 1, int(0.99 * len(v)))]:.1f} / {v[-1]:.1f} |")
     out = OUT
     out.mkdir(exist_ok=True)
