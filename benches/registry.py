@@ -108,7 +108,8 @@ def _korean_body(data: dict, chart_base: str) -> str:
 
 
 def _scale(ctx: Context) -> dict:
-    data = scale.run(ctx.args.n, keep_index=True, locomo_conversations=ctx.args.locomo_conversations)
+    data = scale.run(ctx.args.n, keep_index=True, locomo_conversations=ctx.args.locomo_conversations,
+                     previous=load_result("scale", ctx.args.quick), domains=tuple(ctx.args.scale_domains.split(",")))
     scale.chart(data)
     return data
 

@@ -43,6 +43,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                     help="rebuild these history memories, or all of them without N (fresh backfill figures)")
     ap.add_argument("--embedder", help="the meaning part's embedder (default: the service's, funes_py.config.DEFAULT_EMBEDDER)")
     ap.add_argument("--no-results-md", action="store_true", help="do not rewrite RESULTS.md")
+    ap.add_argument("--scale-domains", default="home,ops",
+                    help="the scale part's histories: home (household, held out), ops (tuning); sizes not asked keep their earlier figures")
     ap.add_argument("--baseline", metavar="DIR", help="the cost part: another build's package directory, measured beside this one")
     args = ap.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]

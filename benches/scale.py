@@ -70,30 +70,41 @@ def _haystack(models, home: Path, n: int, convs) -> dict:
     return {"table": turn_recall_table(rows, ks=(5, 10)), "copy_s": copied, "conversations": [c.name for c in convs]}
 
 
-def run(ns: list[int], keep_index: bool = True, locomo_conversations: int | None = None, seconds: float = 4.0) -> dict:
+def run(ns: list[int], keep_index: bool = True, locomo_conversations: int | None = None, seconds: float = 4.0,
+        previous: dict | None = None, domains: tuple[str, ...] = ("home", "ops")) -> dict:
+    """Every size in `ns`; `previous` (an earlier run's data) keeps its sizes that `ns` does not measure again,
+    so 100,000 conversations (hours to index) can be measured apart from the small sizes. `domains`: the
+    household history ("home", held out) and the ops history ("ops", tuning); the largest size may take
+    the held-out one alone."""
     from funes_py import Engine, Models
 
     from . import cost
 
     models = Models.load()
     convs = load_locomo()[: locomo_conversations or None]
-    out: dict = {"sizes": [], "quality": [], "haystack": {}, "cost": {}}
+    prev = previous or {}
+    out: dict = {"sizes": [s for s in prev.get("sizes", []) if s["n"] not in ns],
+                 "quality": [r for r in prev.get("quality", []) if r["n"] not in ns],
+                 "haystack": {k: v for k, v in prev.get("haystack", {}).items() if int(k) not in ns},
+                 "cost": {k: v for k, v in prev.get("cost", {}).items() if int(k) not in ns}}
     for n in ns:
         t = time.perf_counter()
         home_root, home = indexed_household(n, models, keep_index)
-        ops_root, ops_home = indexed_ops(n, models, keep_index)
         eng = Engine(home, models)
         rows = eng.status().rows
         out["sizes"].append({"n": n, "rows": rows, "index_s": round(time.perf_counter() - t, 1)})
         out["quality"] += _quality(eng, home_root, "home", n, models)
         eng.close()
-        ops = Engine(ops_home, models)
-        out["quality"] += _quality(ops, ops_root, "ops", n, models)
-        ops.close()
+        if "ops" in domains:
+            ops_root, ops_home = indexed_ops(n, models, keep_index)
+            ops = Engine(ops_home, models)
+            out["quality"] += _quality(ops, ops_root, "ops", n, models)
+            ops.close()
         out["cost"][str(n)] = cost.child(None, home, home_root / "questions.jsonl", 300, (1, 4), seconds)
         if n >= 10_000 and convs:
             out["haystack"][str(n)] = _haystack(models, home, n, convs)
         print(f"scale: {n:,} conversations measured", file=sys.stderr, flush=True)
+    out["sizes"].sort(key=lambda s: s["n"])
     return out
 
 
