@@ -1,8 +1,9 @@
 """The HTTP client to the engine (httpx, async, one pooled client): requests, streams, and error mapping.
 
-Failures become two exceptions the routes turn into OpenAI-shaped errors: `Unreachable` (nothing listening,
-connection refused or reset, connect timeout: 502) and `TimedOut` (no answer in time: 504). The upstream's
-own error answers are not exceptions: they are passed through to the client as they came.
+Failures become exceptions the routes turn into OpenAI-shaped errors: `Unreachable` (nothing listening,
+connection refused or reset, connect timeout: 502), `TimedOut` (no answer in time: 504) and `BadResponse` (a
+200 whose body is not the API's JSON, or an event stream of it: 502; raised by the callers that read one).
+The upstream's own error answers are not exceptions: they are passed through to the client as they came.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ HOP_HEADERS = frozenset({
 
 class UpstreamError(Exception):
     status = 502
+    code = "upstream_unreachable"
 
 
 class Unreachable(UpstreamError):
@@ -33,6 +35,15 @@ class Unreachable(UpstreamError):
 
 class TimedOut(UpstreamError):
     status = 504
+    code = "upstream_timeout"
+
+
+class BadResponse(UpstreamError):
+    """The upstream said 200 and sent something else than a completion: a proxy in between answering with an
+    HTML page, a server of another API. Never an empty answer that reads as success."""
+
+    status = 502
+    code = "upstream_bad_response"
 
 
 def root_of(url: str) -> str:

@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 
-from .jsonbody import JsonLimits
+from ..jsonbody import JsonLimits
 from .turns import Conversation, TurnLimits, parse_request
 
 log = logging.getLogger("funes_py.server")

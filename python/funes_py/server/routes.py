@@ -18,8 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from ..jsonbody import parse_json
 from ..tenancy.auth import ingest_key_ok, tenant_id
-from .jsonbody import parse_json
 from .service import Service
 from .turns import BadRequest, require_conversation_id, require_user
 

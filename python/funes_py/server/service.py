@@ -16,11 +16,11 @@ import logging
 import time
 from typing import Any
 
+from ..jsonbody import JsonLimits
 from ..render import format_passages
 from ..tenancy import TenancyLimits, Tenants, open_data, tenant_id
 from .config import ServiceConfig
 from .ingest_pool import IngestPool
-from .jsonbody import JsonLimits
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE
 from .turns import Conversation, TurnLimits
 
