@@ -4,6 +4,7 @@
     GET    /funes/health                 engine, window, counters
     GET    /funes/archive/{id}           one archived message (?offset=&limit= pages it, as the recall tool)
     DELETE /funes/conversations/{conv}   archive lines, engine rows, decisions, slot files: all gone
+    GET    /metrics                      Prometheus text format (funes_py.metrics: loopback, or FUNES_METRICS_TOKEN)
     *      anything else                 to the upstream unchanged, streamed both ways
 
 The lifespan loads the models before uvicorn binds the port, so the first request never waits for them.
@@ -24,6 +25,8 @@ from starlette.routing import Route
 
 from ..gc_freeze import freeze_startup
 from ..jsonbody import BadRequest, JsonLimits, check_depth, parse_json
+from ..metrics import ERRORS, REFUSALS, route
+from ..tenancy import live_tenancy
 from .config import MAX_JSON_NUMBER_CHARS, ProxyConfig
 from .engines import EngineConfigError
 from .errors import ProxyError, bad_request, too_large, unauthorized, validate
@@ -103,10 +106,13 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
         try:
             return await handler(request)  # type: ignore[no-any-return]
         except ProxyError as e:
+            REFUSALS.labels(e.code or f"http_{e.status}").inc()
             return e.response()
         except UpstreamError as e:
+            ERRORS.labels(e.code).inc()
             return ProxyError(e.status, str(e), "upstream_error", code=e.code).response()
         except EngineConfigError as e:
+            ERRORS.labels("engine_unsupported").inc()
             return ProxyError(502, str(e), "upstream_error", code="engine_unsupported").response()
 
     async def chat_completions(request: Request) -> Response:
@@ -206,6 +212,7 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
         Route("/funes/health", health, methods=["GET"]),
         Route("/funes/archive/{mid}", archive_item, methods=["GET"]),
         Route("/funes/conversations/{conv}", forget, methods=["DELETE"]),
+        route(lambda: live_tenancy(svc.memories), cfg.metrics_token),
         Route("/{path:path}", passthrough, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

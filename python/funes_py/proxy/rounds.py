@@ -21,6 +21,7 @@ import httpx
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from ..metrics import RECALL_CALLS
 from .errors import ChatRequest
 from .identity import Identified, key, message_id, next_chain
 from .messages import calls_by_id, text_of
@@ -87,6 +88,7 @@ class Rounds:
         for c in calls:
             self.recall_calls += 1
             self.svc.counters["recall_calls"] += 1
+            RECALL_CALLS.inc()
             results.append({"role": "tool", "tool_call_id": c.get("id") or "",
                             "content": await self.execute((c.get("function") or {}).get("arguments"))})  # fmt: skip
         self.internal.extend([call_msg, *results])

@@ -15,6 +15,8 @@ from typing import Any
 
 import httpx
 
+from ..metrics import UPSTREAM_SECONDS
+
 log = logging.getLogger("funes_py.proxy")
 
 # Headers that describe one hop, not the message: never forwarded either way.
@@ -79,7 +81,8 @@ class Upstream:
             hdrs["content-type"] = "application/json"
         req = self.client.build_request(method, path, content=content, params=params, headers=hdrs)
         try:
-            return await self.client.send(req, stream=stream)
+            with UPSTREAM_SECONDS.time():
+                return await self.client.send(req, stream=stream)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError) as e:
             raise Unreachable(f"upstream {self.base} unreachable: {type(e).__name__}: {e}") from None
         except httpx.TimeoutException as e:

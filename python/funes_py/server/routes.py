@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from ..jsonbody import parse_json
+from ..metrics import ERRORS, INGEST_BYTES, INGEST_REQUESTS, INGEST_TURNS
 from ..tenancy.auth import ingest_key_ok, tenant_id
 from .service import Service
 from .turns import BadRequest, require_conversation_id, require_user
@@ -64,6 +65,11 @@ def build_routes(service: Service) -> list[Route]:
         return None if service.ready else error(503, "starting")
 
     async def post_turns(request: Request) -> Response:
+        response = await _post_turns(request)
+        INGEST_REQUESTS.labels(str(response.status_code)).inc()
+        return response
+
+    async def _post_turns(request: Request) -> Response:
         if (denied := unauthorized(request)) or (denied := not_ready()):
             return denied
         try:
@@ -77,8 +83,11 @@ def build_routes(service: Service) -> list[Route]:
             return error(400, str(e))
         except BrokenProcessPool:
             log.error("an ingest worker died twice on one body (%d bytes); nothing was stored", len(raw))
+            ERRORS.labels("ingest_worker_died").inc()
             return error(503, "body: could not be processed (a worker process died on it); nothing was stored")
         await service.store(conv)
+        INGEST_TURNS.inc(len(conv.lines))
+        INGEST_BYTES.inc(len(raw))
         log.info("stored conversation tenant=%s turns=%d skipped=%d",
                  tenant_id(conv.user), len(conv.lines), conv.skipped)
         return JSONResponse(
@@ -106,6 +115,7 @@ def build_routes(service: Service) -> list[Route]:
             # The source file is gone by now (it goes first), so no index run brings the rows back; a retry
             # purges them. Never a 500 with a traceback: say what happened and what to do.
             log.exception("forget failed tenant=%s", tenant_id(user))
+            ERRORS.labels("forget_failed").inc()
             return error(503, "forget failed part-way: the conversation's file is removed, its rows may remain; retry")
         if not found:
             return error(404, "no such conversation for this user")

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..metrics import EVICTIONS
+
 log = logging.getLogger("funes_py.tenancy")
 
 
@@ -120,6 +122,8 @@ class TenantRegistry:
 
     def _close(self, tenant: str, why: str) -> None:
         entry = self._open.pop(tenant)
+        if why != "shutdown":
+            EVICTIONS.labels(why.replace(" ", "_")).inc()
 
         async def close() -> None:
             try:

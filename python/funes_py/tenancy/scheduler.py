@@ -21,6 +21,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from ..metrics import ERRORS, INDEX_RUN_SECONDS, INDEX_RUNS
+
 log = logging.getLogger("funes_py.tenancy")
 
 # run(tenant, conversation ids, or None for every file in src/)
@@ -98,6 +100,11 @@ class IndexScheduler:
         """Tenants with a run going or pending."""
         return sum(1 for st in self._tenants.values() if st.task is not None)
 
+    @property
+    def running(self) -> int:
+        """Index runs going now."""
+        return sum(1 for st in self._tenants.values() if st.running)
+
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no run is going or pending; False on timeout."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -152,16 +159,21 @@ class IndexScheduler:
         started = time.time_ns()
         self.runs_started += 1
         st.running = True
+        t0 = time.perf_counter()
         try:
             await self._run(tenant, None if whole else batch)
+            INDEX_RUNS.labels("ok").inc()
         except Exception:
             self.runs_failed += 1
+            INDEX_RUNS.labels("failed").inc()
+            ERRORS.labels("index_run_failed").inc()
             log.exception("index run failed tenant=%s; the next run indexes all of src/", tenant)
             st.retry_whole = True  # not rescheduled now: the next write, or the next start, retries
             await self._stamp(tenant, None)
             return
         finally:
             st.running = False
+            INDEX_RUN_SECONDS.observe(time.perf_counter() - t0)
         stamp = min([started, *st.writes_in_flight.values(), *st.dirty.values()])
         await self._stamp(tenant, stamp)
 

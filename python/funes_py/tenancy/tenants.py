@@ -242,6 +242,16 @@ class Tenants:
             self.registry.sweep_idle()
 
 
+def live_tenancy(tenants: Tenants | None) -> dict[str, tuple[str, float]]:
+    """What /metrics reads of the tenancy at each scrape (zeros before it started)."""
+    reg, sched = (tenants.registry, tenants.scheduler) if tenants is not None else (None, None)
+    return {
+        "funes_warm_tenants": ("Tenants with a warm engine", reg.open_count if reg else 0),
+        "funes_index_queue_tenants": ("Tenants with an index run pending or going", sched.busy if sched else 0),
+        "funes_index_running": ("Index runs going now", sched.running if sched else 0),
+    }
+
+
 def open_engine(home: str, models: Any, rebuild_slots: threading.Semaphore) -> Any:
     """A tenant's engine. A memory embedded with another model than the loaded one (the operator changed
     FUNES_EMBEDDER, or a new release changed the default's fingerprint) is re-embedded from its stored text,
