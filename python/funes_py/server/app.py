@@ -51,7 +51,7 @@ def create_app(config: ServiceConfig, models: Any = None) -> Starlette:
 
     # McpGuard answers the transport's own errors (bad bodies, idle streams) before the SDK sees them.
     metrics = route(service.live_metrics, config.metrics_token)
-    app = Starlette(routes=[*build_routes(service), metrics, Mount("/", app=McpGuard(mcp_app, verifier, config))],
+    app = Starlette(routes=[*build_routes(service, verifier), metrics, Mount("/", app=McpGuard(mcp_app, verifier, config))],
                     lifespan=lifespan)
     app.state.service = service
     return app

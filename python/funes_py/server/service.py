@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any
 
@@ -151,6 +152,33 @@ class Service:
         """Remove a conversation's source file and purge its rows: (found, rows removed)."""
         assert self.tenants is not None
         return await self.tenants.forget(tenant_id(user), conversation_id)
+
+    # --- a user's data as a whole -----------------------------------------------------------------
+    async def export(self, user: str, directory: str) -> tuple[str, int] | None:
+        """The user's export file (funes_py.portable), written under `directory`: its stored conversations as
+        they were stored, and their memory's model stamp. (path, turns), or None when nothing is stored."""
+        assert self.tenants is not None
+        data, tenant = self.tenants.data, tenant_id(user)
+        if not await asyncio.to_thread(data.has_sources, tenant):
+            return None
+
+        def write() -> tuple[str, int]:
+            from funes_py import _funes
+
+            from ..portable import Header, write_export
+
+            stored = _funes.stored_model(data.memory_home(tenant)) if data.has_memory(tenant) else None
+            header = Header(stored[0] if stored else None, stored[1] if stored else None, "service")
+            lines = (line for _, conv in data.conversations(tenant) for line in conv if line.strip())
+            path = os.path.join(directory, "funes-export.gz")
+            return path, write_export(path, header, lines)
+
+        return await asyncio.to_thread(write)
+
+    async def erase(self, user: str) -> bool:
+        """Everything stored for the user gone (sources, memory, state); False when there was nothing."""
+        assert self.tenants is not None
+        return await self.tenants.erase(tenant_id(user))
 
 
 def cut_query(query: str, max_chars: int) -> str:

@@ -94,6 +94,13 @@ class IndexScheduler:
         """Drop a pending index of a conversation that is being forgotten."""
         self._state(tenant).dirty.pop(conversation_id, None)
 
+    def discard_all(self, tenant: str) -> None:
+        """Drop every pending index of a tenant that is being erased (a run waiting for the lock then finds
+        nothing to do)."""
+        st = self._state(tenant)
+        st.dirty.clear()
+        st.whole = st.retry_whole = False
+
     # --- introspection ----------------------------------------------------------------------------
     @property
     def busy(self) -> int:

@@ -158,6 +158,18 @@ class Tenants:
             log.info("forgot conversation tenant=%s rows=%d", tenant, rows)
         return had_source or had_rows, rows
 
+    async def erase(self, tenant: str) -> bool:
+        """Everything of the tenant gone: pending runs dropped, the engine closed, then the data root's
+        `erase` (sources, memory, stamp, markers, local state), all under the tenant's index lock so that no
+        run writes meanwhile. True when there was anything. TimeoutError (registry.drop) leaves it all."""
+        async with self.scheduler.lock(tenant):
+            self.scheduler.discard_all(tenant)
+            await self.registry.drop(tenant)
+            found = await asyncio.to_thread(self.data.erase, tenant)
+        if found:
+            log.info("erased tenant=%s", tenant)
+        return found
+
     async def _index_run(self, tenant: str, conversation_ids: set[str] | None) -> None:
         loop = asyncio.get_running_loop()
         if self._before_index is not None:
