@@ -105,12 +105,7 @@ def build_routes(service: Service, verifier: TenantTokenVerifier | None = None) 
             return denied
         try:
             cid = require_conversation_id(request.path_params.get("conversation_id"))
-            user = request.query_params.get("user")
-            if user is None:
-                raw = await read_body(request, _DELETE_BODY_BYTES)
-                body = None if not raw or raw.isspace() else parse_json(raw, service.json_limits)
-                user = body.get("user") if isinstance(body, dict) else None
-            user = require_user(user)
+            user = await user_param(request)
         except TooLarge:
             return error(413, f"body larger than {_DELETE_BODY_BYTES} bytes")
         except BadRequest as e:
@@ -128,7 +123,7 @@ def build_routes(service: Service, verifier: TenantTokenVerifier | None = None) 
         return JSONResponse({"forgotten": cid, "rows_removed": rows})
 
     async def user_param(request: Request) -> str:
-        """`user` from the query, else from a small JSON body (as DELETE /conversations takes it)."""
+        """`user` from the query, else from a small JSON body (the DELETE routes)."""
         user = request.query_params.get("user")
         if user is None:
             raw = await read_body(request, _DELETE_BODY_BYTES)
