@@ -12,12 +12,15 @@ Where things go (the Rust side's layers and recipes are in ``rust/src/lib.rs``):
 
 * ``engine``, ``models``, ``options`` (``RecallOptions``), ``render`` (hits as text), ``errors``: the API.
 * ``config``: the one reader of ``FUNES_*`` variables; every configuration is a dataclass of ``env_field``s.
-* ``cli/``: the commands (``memory``, ``models``, exit codes in ``exits``).
+* ``cli/``: the commands (``memory``, ``portable`` for export and import, ``models``, exit codes in ``exits``).
+* ``portable``: the export file format; ``jsonbody``: request bodies to JSON within limits (service and proxy);
+  ``metrics`` (+ ``metrics_setup``): the Prometheus metrics both surfaces serve at ``/metrics``.
 * ``convert/``: safetensors → ONNX, the model registry and cache (no engine needed).
 * ``server/``: the MCP recall service; ``sources/``: readers of other histories; ``proxy/``: the archive proxy.
 
 Recipes: a recall option → ``options.py`` plus the three Rust places named in ``lib.rs``; an MCP tool →
-``server/mcp_tool.py`` (+ ``render.py`` for its text, ``server/config.py`` for its settings); a model family →
+``server/mcp_tool.py`` (+ ``render.py`` for its text, ``server/config.py`` for its settings); a metric →
+``metrics.py``, counted where it happens; a model family →
 ``convert/`` (``spec``, ``graph``, ``reference``, ``registry``); an input format → one module in ``sources/``.
 """
 

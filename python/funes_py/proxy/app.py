@@ -4,6 +4,7 @@
     GET    /funes/health                 engine, window, counters
     GET    /funes/archive/{id}           one archived message (?offset=&limit= pages it, as the recall tool)
     DELETE /funes/conversations/{conv}   archive lines, engine rows, decisions, slot files: all gone
+    GET    /metrics                      Prometheus text format (funes_py.metrics: loopback, or FUNES_METRICS_TOKEN)
     *      anything else                 to the upstream unchanged, streamed both ways
 
 The lifespan loads the models before uvicorn binds the port, so the first request never waits for them.
@@ -12,7 +13,6 @@ The lifespan loads the models before uvicorn binds the port, so the first reques
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,7 +24,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ..gc_freeze import freeze_startup
-from .config import ProxyConfig
+from ..jsonbody import BadRequest, JsonLimits, check_depth, parse_json
+from ..metrics import ERRORS, REFUSALS, route
+from ..tenancy import live_tenancy
+from .config import MAX_JSON_NUMBER_CHARS, ProxyConfig
 from .engines import EngineConfigError
 from .errors import ProxyError, bad_request, too_large, unauthorized, validate
 from .identity import CONVERSATION_RE
@@ -52,20 +55,36 @@ async def _read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def _loads(raw: bytes) -> Any:
-    """The request body as JSON: orjson (5x faster on a large history), the standard library for what orjson
-    refuses but JSON allows (an escaped lone surrogate)."""
+def _loads(raw: bytes, limits: JsonLimits) -> Any:
+    """The request body as JSON: orjson (5x faster on a large history), then its nesting checked (containers
+    only: orjson already refused invalid UTF-8 and lone surrogates). What orjson refuses goes to the service's
+    parser (`funes_py.jsonbody`), which says why with the place: not JSON, not UTF-8, nested too deep, a number
+    too long, a lone surrogate. Before, the standard library's `json.loads` took those: it recursed to a
+    RecursionError (a 500 that also broke the keep-alive connection) and let lone surrogates through into the
+    archive as invalid UTF-8."""
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
+        check_depth(value, limits.max_depth)
+        return value
     except orjson.JSONDecodeError:
-        try:
-            return json.loads(raw)
-        except (UnicodeDecodeError, ValueError):
-            raise bad_request("body", "not valid JSON") from None
+        pass
+    except BadRequest as e:
+        raise _named(e) from None
+    try:
+        return parse_json(raw, limits)
+    except BadRequest as e:
+        raise _named(e) from None
+
+
+def _named(e: BadRequest) -> ProxyError:
+    """`jsonbody`'s "place: reason" as a 400 whose param is the place."""
+    place, _, reason = str(e).partition(": ")
+    return bad_request(place, reason or "not acceptable")
 
 
 def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
     svc = ProxyService(cfg, models)
+    json_limits = JsonLimits(cfg.max_json_depth, MAX_JSON_NUMBER_CHARS)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -87,11 +106,13 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
         try:
             return await handler(request)  # type: ignore[no-any-return]
         except ProxyError as e:
+            REFUSALS.labels(e.code or f"http_{e.status}").inc()
             return e.response()
         except UpstreamError as e:
-            code = "upstream_timeout" if e.status == 504 else "upstream_unreachable"
-            return ProxyError(e.status, str(e), "upstream_error", code=code).response()
+            ERRORS.labels(e.code).inc()
+            return ProxyError(e.status, str(e), "upstream_error", code=e.code).response()
         except EngineConfigError as e:
+            ERRORS.labels("engine_unsupported").inc()
             return ProxyError(502, str(e), "upstream_error", code="engine_unsupported").response()
 
     async def chat_completions(request: Request) -> Response:
@@ -100,7 +121,7 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
             tenant = await tenant_of(request)
             raw = await _read_body(request, cfg.max_body_bytes)
             timing.mark("read")
-            req = validate(_loads(raw))
+            req = validate(_loads(raw, json_limits), cfg.max_message_chars)
             timing.mark("parse")
             return await chat(svc, tenant, req, request.headers, timing)
 
@@ -133,6 +154,10 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
                 limit = int(request.query_params.get("limit", DEFAULT_PAGE_CHARS))
             except ValueError:
                 raise bad_request("offset", "offset and limit must be integers") from None
+            if offset < 0:
+                raise bad_request("offset", f"must be 0 or more, got {offset}")
+            if limit < 1:
+                raise bad_request("limit", f"must be 1 or more, got {limit}")
             text = tenant.archive.text(mid) or ""
             return JSONResponse({
                 "id": mid, "conversation": entry.conversation, "role": entry.role, "kind": entry.kind,
@@ -187,6 +212,7 @@ def create_app(cfg: ProxyConfig, models: Any = None) -> Starlette:
         Route("/funes/health", health, methods=["GET"]),
         Route("/funes/archive/{mid}", archive_item, methods=["GET"]),
         Route("/funes/conversations/{conv}", forget, methods=["DELETE"]),
+        route(lambda: live_tenancy(svc.memories), cfg.metrics_token),
         Route("/{path:path}", passthrough, methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -59,6 +59,13 @@ DEFAULT_INDEX_MAX_WAIT_S = 1.0
 DEFAULT_MASK_SECRETS = False  # the archive is verbatim by default: recall(id) returns the exact bytes
 
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+# Per message, as the recall service caps a turn (FUNES_MAX_TURN_CHARS): a pasted log fits, a 60 MB paste is
+# refused before it is archived and embedded (72,088 chunks for one message no window could hold).
+DEFAULT_MAX_MESSAGE_CHARS = 4_000_000
+# Request bodies nest: a tool's JSON Schema a dozen levels. Deeper is refused with 400 before Python's parser
+# recurses (it gives up near 1,000 levels with a RecursionError, which was a 500).
+DEFAULT_MAX_JSON_DEPTH = 64
+MAX_JSON_NUMBER_CHARS = 40  # as the service: a 128-bit integer has 39 digits
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_TIMEOUT_S = 600.0  # a cold 32K prompt on a small GPU takes minutes
 DEFAULT_LOG_LEVEL = "INFO"
@@ -101,6 +108,9 @@ class ProxyConfig:
     index_max_wait_s: float = env_field("FUNES_PROXY_INDEX_MAX_WAIT_S", DEFAULT_INDEX_MAX_WAIT_S, "longest wait for an index run")
     mask_secrets: bool = env_field("FUNES_PROXY_MASK_SECRETS", DEFAULT_MASK_SECRETS, "mask credential shapes before archiving")
     max_body_bytes: int = env_field("FUNES_PROXY_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES, "larger request bodies get 413")
+    max_message_chars: int = env_field("FUNES_PROXY_MAX_MESSAGE_CHARS", DEFAULT_MAX_MESSAGE_CHARS, "characters in one message; more get 400 and nothing is archived")
+    max_json_depth: int = env_field("FUNES_PROXY_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH, "request bodies nested deeper get 400")
+    metrics_token: str | None = dataclasses.field(default=None, repr=False, metadata={"env": "FUNES_METRICS_TOKEN", "help": "bearer token for `GET /metrics`; unset: loopback clients only"})
     connect_timeout_s: float = env_field("FUNES_PROXY_CONNECT_TIMEOUT_S", DEFAULT_CONNECT_TIMEOUT_S, "upstream connect timeout (then 502)")
     timeout_s: float = env_field("FUNES_PROXY_TIMEOUT_S", DEFAULT_TIMEOUT_S, "upstream read timeout (then 504)")
     log_level: str = env_field("FUNES_LOG", DEFAULT_LOG_LEVEL, "log level; logs go to stderr")
@@ -125,7 +135,7 @@ class ProxyConfig:
             raise ValueError("FUNES_PROXY_MIN_BATCH and FUNES_PROXY_TAIL_SHARE are shares of the window, below 1")
         if not 0 < self.port < 65536:
             raise ValueError(f"--port must be a TCP port, got {self.port}")
-        for name in ("max_body_bytes", "max_recall_rounds", "recall_k", "timeout_s", "connect_timeout_s"):
+        for name in ("max_body_bytes", "max_message_chars", "max_json_depth", "max_recall_rounds", "recall_k", "timeout_s", "connect_timeout_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{_VAR_OF[name]} must be positive")
         if self.engine == "openai" and self.window is None:

@@ -5,10 +5,13 @@
 | situation                                   | status | type / code                                 |
 |---------------------------------------------|--------|---------------------------------------------|
 | body not JSON, bad `messages[i]`, `n` > 1   | 400    | invalid_request_error, param names the field |
+| body nested past FUNES_PROXY_MAX_JSON_DEPTH, a lone surrogate | 400 | invalid_request_error, param names the place |
+| a message longer than FUNES_PROXY_MAX_MESSAGE_CHARS | 400 | invalid_request_error / message_too_large (nothing archived) |
 | body larger than FUNES_PROXY_MAX_BODY_BYTES | 413    | invalid_request_error / body_too_large       |
 | cannot fit even after a segment switch      | 400    | invalid_request_error / context_window_exceeded (with counts; nothing sent) |
 | missing or unknown bearer token             | 401    | authentication_error / invalid_api_key       |
 | upstream unreachable / timed out            | 502 / 504 | upstream_error / upstream_unreachable, upstream_timeout |
+| upstream answered 200 with a body that is not its API's JSON (or SSE of JSON) | 502 | upstream_error / upstream_bad_response |
 | archive write failed and the request does not fit unmasked | 503 | server_error / archive_unavailable |
 | the upstream's own errors                   | passed through as they came                  |
 """
@@ -71,8 +74,10 @@ class ChatRequest:
     max_tokens: int | None
 
 
-def validate(body: Any) -> ChatRequest:
-    """The body of POST /v1/chat/completions, checked; ProxyError(400) names the first bad field."""
+def validate(body: Any, max_message_chars: int | None = None) -> ChatRequest:
+    """The body of POST /v1/chat/completions, checked; ProxyError(400) names the first bad field. A message
+    whose text is longer than `max_message_chars` is refused here, before anything is archived: the archive
+    and its index would otherwise keep (and embed) a message that no window can hold."""
     if not isinstance(body, dict):
         raise bad_request("body", "expected a JSON object")
     messages = body.get("messages")
@@ -80,6 +85,8 @@ def validate(body: Any) -> ChatRequest:
         raise bad_request("messages", "required, a non-empty array of messages")
     for i, m in enumerate(messages):
         _check_message(i, m)
+        if max_message_chars is not None:
+            _check_size(i, m, max_message_chars)
     n = body.get("n")
     if n is not None and n != 1:
         raise bad_request("n", f"only n=1 is supported, got {n!r}")
@@ -94,6 +101,18 @@ def validate(body: Any) -> ChatRequest:
         param = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
         raise bad_request(param, "must be a positive integer")
     return ChatRequest(body, messages, tools or None, stream, max_tokens)
+
+
+def _check_size(i: int, m: dict[str, Any], limit: int) -> None:
+    content = m.get("content")
+    size = len(content) if isinstance(content, str) else sum(
+        len(p.get("text") or "") if isinstance(p, dict) and isinstance(p.get("text"), str) else len(p) if isinstance(p, str) else 0
+        for p in content or ())
+    size += sum(len(str((c.get("function") or {}).get("arguments") or "")) for c in m.get("tool_calls") or ()
+                if isinstance(c, dict))
+    if size > limit:
+        raise ProxyError(400, f"messages[{i}].content: {size} characters, more than the limit of {limit}; "
+                         "nothing was archived or sent", param=f"messages[{i}].content", code="message_too_large")
 
 
 _PLAIN = frozenset({"system", "developer", "user", "assistant"})

@@ -4,7 +4,9 @@
   of the tenant), identifier guard and relevance floor on, rendered as dated verbatim passages with their
   message ids, under a character cap.
 * `recall(id, offset)`: the exact text of one archived message, one page at a time. A page is a header line,
-  the text, and a footer line; the texts of the pages, in order, are the message byte for byte.
+  the text, and a footer line; the texts of the pages, in order, are the message byte for byte. Scoped as a
+  search is: a message of another conversation is read only with scope "all" (`in_scope`), so an id never
+  shows what `recall(query)` in the same scope would not find.
 
 The model never sees anything but these texts; the client never sees the calls at all.
 """
@@ -58,7 +60,7 @@ def definition(name: str) -> dict[str, Any]:
                     "id": {"type": "string", "description": "an archived message id, as in a receipt"},
                     "offset": {"type": "integer", "description": "with id: the character to continue from"},
                     "scope": {"type": "string", "enum": ["conversation", "all"],
-                              "description": "all: search every earlier conversation too"},
+                              "description": "all: search (or read by id) every earlier conversation too"},
                 },
             },
         },
@@ -84,10 +86,11 @@ class RecallCall:
         query, mid, offset = args.get("query"), args.get("id"), args.get("offset", 0)
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             return "offset must be a non-negative integer."
+        scope = "all" if args.get("scope") == "all" else "conversation"
         if isinstance(mid, str) and mid.strip():
-            return cls(None, mid.strip(), offset, "conversation")
+            return cls(None, mid.strip(), offset, scope)
         if isinstance(query, str) and query.strip():
-            return cls(" ".join(query.split())[:1000], None, 0, "all" if args.get("scope") == "all" else "conversation")
+            return cls(" ".join(query.split())[:1000], None, 0, scope)
         return "Give a query (words to search for) or an id (from a receipt)."
 
 
@@ -97,7 +100,19 @@ def describe(mid: str, e: Entry) -> str:
     return f"id={mid} · {where} · {what} · {short_ts(e.ts)}"
 
 
-def page(archive: Archive, mid: str, offset: int, max_chars: int, tool: str) -> str:
+def in_scope(archive: Archive, mid: str, conversation: str, scope: str) -> bool:
+    """Whether `recall(id=mid)` in `conversation` may read the message: its own conversation's, or with scope
+    "all" any of the tenant's (the archive is the tenant's: other tenants' ids are never in it)."""
+    entry = archive.entries.get(mid)
+    return entry is None or scope == "all" or entry.conversation == conversation
+
+
+def out_of_scope(mid: str, tool: str) -> str:
+    return (f"id={mid} is a message of another conversation: read it with {tool}(id=\"{mid}\", scope=\"all\"), "
+            "or search this conversation instead.")
+
+
+def page(archive: Archive, mid: str, offset: int, max_chars: int, tool: str, scope: str = "conversation") -> str:
     """One page of an archived message: header line, exact text, footer line."""
     entry = archive.entries.get(mid)
     text = archive.text(mid) if entry is not None else None
@@ -108,7 +123,8 @@ def page(archive: Archive, mid: str, offset: int, max_chars: int, tool: str) -> 
         return f"offset {offset} is past the end of id={mid} ({total} characters)."
     end = min(total, offset + max(max_chars, 1))
     header = f"[{tool} {describe(mid, entry)} · characters {offset}–{end} of {total}]"
-    footer = f"[continues: {tool}(id=\"{mid}\", offset={end})]" if end < total else "[end of message]"
+    more = ", scope=\"all\"" if scope == "all" else ""
+    footer = f"[continues: {tool}(id=\"{mid}\", offset={end}{more})]" if end < total else "[end of message]"
     return f"{header}\n{text[offset:end]}\n{footer}"
 
 

@@ -21,16 +21,18 @@ import httpx
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from ..metrics import RECALL_CALLS
 from .errors import ChatRequest
 from .identity import Identified, key, message_id, next_chain
 from .messages import calls_by_id, text_of
 from .planner import Plan, dumps, upstream_body
-from .recall_tool import UNAVAILABLE, RecallCall, page, render_hits
+from .recall_tool import UNAVAILABLE, RecallCall, in_scope, out_of_scope, page, render_hits
 from .records import record
 from .service import ProxyService
-from .sse import DONE, Round, events, sse
+from .sse import Round, chunks, sse
 from .tenant import Conversation, Tenant
 from .timing import Timing
+from .upstream import BadResponse
 from .window import CHARS_PER_TOKEN, MARGIN, Window, raw_tools
 
 log = logging.getLogger("funes_py.proxy")
@@ -86,6 +88,7 @@ class Rounds:
         for c in calls:
             self.recall_calls += 1
             self.svc.counters["recall_calls"] += 1
+            RECALL_CALLS.inc()
             results.append({"role": "tool", "tool_call_id": c.get("id") or "",
                             "content": await self.execute((c.get("function") or {}).get("arguments"))})  # fmt: skip
         self.internal.extend([call_msg, *results])
@@ -102,7 +105,9 @@ class Rounds:
         if max_chars < MIN_RESULT_CHARS:
             return "No room left in the context window for archive text: answer with what you have."
         if parsed.mid is not None:
-            return page(self.tenant.archive, parsed.mid, parsed.offset, max_chars, self.tool)
+            if not in_scope(self.tenant.archive, parsed.mid, self.conv.id, parsed.scope):
+                return out_of_scope(parsed.mid, self.tool)
+            return page(self.tenant.archive, parsed.mid, parsed.offset, max_chars, self.tool, parsed.scope)
         assert parsed.query is not None and self.svc.memories is not None
         try:
             hits = await self.svc.memories.recall(
@@ -169,7 +174,7 @@ class Rounds:
             self.timing.mark("upstream")
             if resp.status_code != 200:
                 return passthrough(resp, resp.content)
-            data = resp.json()
+            data = completion(resp)
             final_msg = dict(((data.get("choices") or [{}])[0]).get("message") or {})
             self.contents.append(text_of(final_msg.get("content")))
             calls = self.internal_calls(final_msg)
@@ -209,34 +214,43 @@ class Rounds:
             body = await resp.aread()
             await resp.aclose()
             return passthrough(resp, body)
+        # The first chunk before the answer starts: a 200 that is no stream of chunks is still a 502 here.
+        round0 = chunks(resp)
+        try:
+            first = await anext(round0)
+        except BaseException:
+            await resp.aclose()
+            raise
         inner = stack.pop_all()
 
         async def relay() -> AsyncIterator[bytes]:
             async with inner:
-                async for part in self._stream(resp):
+                async for part in self._stream(resp, _prepend(first, round0)):
                     yield part
 
         # The locks go with the stream; if the client leaves before it starts, the background task frees them.
         return StreamingResponse(relay(), media_type="text/event-stream", background=BackgroundTask(inner.aclose),
                                  headers={**self.headers(), "cache-control": "no-cache"})  # fmt: skip
 
-    async def _stream(self, resp: httpx.Response) -> AsyncIterator[bytes]:
+    async def _stream(self, resp: httpx.Response, round0: AsyncIterator[tuple[bytes, dict[str, Any]]]) -> AsyncIterator[bytes]:
         r = 0
+        this_round = round0
         try:
             while True:
                 final = r == self.cfg.max_recall_rounds
                 rnd = Round()
                 held: list[tuple[bytes, dict[str, Any]]] = []
-                async for raw, data in events(resp):
-                    if data is None:
-                        continue
-                    if data.strip() == DONE:
-                        break
-                    chunk = json.loads(data)
-                    if rnd.add(chunk) in ("text", "other"):
-                        yield raw
-                    else:
-                        held.append((raw, chunk))
+                try:
+                    async for raw, chunk in this_round:
+                        if rnd.add(chunk) in ("text", "other"):
+                            yield raw
+                        else:
+                            held.append((raw, chunk))
+                except BadResponse as e:  # the status is sent: say it in the stream, as an upstream error
+                    log.warning("upstream stream broken off: %s", e)
+                    yield sse({"error": {"message": str(e), "type": "upstream_error", "code": e.code}})
+                    yield b"data: [DONE]\n\n"
+                    return
                 await resp.aclose()
                 msg = rnd.message()
                 self.contents.append(rnd.text)
@@ -251,6 +265,7 @@ class Rounds:
                         yield sse({"error": _error_of(err, resp.status_code)})
                         yield b"data: [DONE]\n\n"
                         return
+                    this_round = chunks(resp)
                     continue
                 internal_idx = {i for i, c in rnd.calls.items() if (c.get("function") or {}).get("name") == self.tool}
                 for raw, chunk in held:
@@ -260,6 +275,27 @@ class Rounds:
                 return
         finally:
             await resp.aclose()
+
+
+def completion(resp: httpx.Response) -> dict[str, Any]:
+    """A non-streamed 200's body as a completion; BadResponse when it is not JSON or has no choice."""
+    try:
+        data = resp.json()
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError both
+        data = None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        kind = resp.headers.get("content-type", "no content type")
+        raise BadResponse(f"the upstream answered 200 with a body that is not a chat completion ({kind}, "
+                          f"{len(resp.content)} bytes)")
+    return data
+
+
+async def _prepend(first: tuple[bytes, dict[str, Any]],
+                   rest: AsyncIterator[tuple[bytes, dict[str, Any]]]) -> AsyncIterator[tuple[bytes, dict[str, Any]]]:  # fmt: skip
+    yield first
+    async for item in rest:
+        yield item
 
 
 def _without_calls(chunk: dict[str, Any], drop: set[int]) -> bytes:

@@ -1,7 +1,8 @@
 """Server-sent events from the engine: split into events, and one round's chunks folded into a message.
 
 `events` yields each event's raw bytes (forwarded to the client unchanged when they carry text) with its
-`data` payload. `Round` folds the chunks of one streamed completion into what a non-streamed completion
+`data` payload; `chunks` those payloads parsed, up to `[DONE]`, and refuses a stream that is not one of JSON
+chunks (`BadResponse`: a 200 with an HTML page was an empty answer that read as success, or a reset). `Round` folds the chunks of one streamed completion into what a non-streamed completion
 would have returned: content, tool calls (assembled from their deltas by index), finish reason, usage.
 """
 
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+
+from .upstream import BadResponse
 
 DONE = "[DONE]"
 
@@ -30,6 +33,31 @@ async def events(resp: httpx.Response) -> AsyncIterator[tuple[bytes, str | None]
             yield raw, _data(raw)
     if buf.strip():
         yield buf + b"\n\n", _data(buf)
+
+
+async def chunks(resp: httpx.Response) -> AsyncIterator[tuple[bytes, dict[str, Any]]]:
+    """(raw event, its JSON object) for each data event, until `[DONE]`. BadResponse for a payload that is not
+    a JSON object, and for a stream that ends before any chunk (a body that is no event stream at all has no
+    data events)."""
+    seen = False
+    async for raw, data in events(resp):
+        if data is None:
+            continue
+        if data.strip() == DONE:
+            if not seen:
+                raise BadResponse("the upstream's event stream ended before any completion chunk")
+            return
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            chunk = None
+        if not isinstance(chunk, dict):
+            raise BadResponse(f"the upstream's event stream carried a payload that is not a JSON object: {data[:80]!r}")
+        seen = True
+        yield raw, chunk
+    if not seen:
+        kind = resp.headers.get("content-type", "no content type")
+        raise BadResponse(f"the upstream answered 200 without an event stream of completion chunks ({kind})")
 
 
 def _data(raw: bytes) -> str | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from ..metrics import ERRORS
 from .errors import ChatRequest, ProxyError
 from .identity import CONVERSATION_RE, identify
 from .messages import call_for
@@ -89,6 +90,7 @@ def _archive(svc: ProxyService, tenant: Tenant, ident: Any, req: ChatRequest) ->
         archive.append(ident.conversation, recs)
     except OSError as e:
         log.error("archive write failed for conversation %s: %s", ident.conversation, e)
+        ERRORS.labels("archive_write_failed").inc()
         return False
     if svc.memories is not None:
         svc.memories.wrote(tenant.id, ident.conversation)

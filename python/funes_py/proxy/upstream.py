@@ -1,8 +1,9 @@
 """The HTTP client to the engine (httpx, async, one pooled client): requests, streams, and error mapping.
 
-Failures become two exceptions the routes turn into OpenAI-shaped errors: `Unreachable` (nothing listening,
-connection refused or reset, connect timeout: 502) and `TimedOut` (no answer in time: 504). The upstream's
-own error answers are not exceptions: they are passed through to the client as they came.
+Failures become exceptions the routes turn into OpenAI-shaped errors: `Unreachable` (nothing listening,
+connection refused or reset, connect timeout: 502), `TimedOut` (no answer in time: 504) and `BadResponse` (a
+200 whose body is not the API's JSON, or an event stream of it: 502; raised by the callers that read one).
+The upstream's own error answers are not exceptions: they are passed through to the client as they came.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import httpx
+
+from ..metrics import UPSTREAM_SECONDS
 
 log = logging.getLogger("funes_py.proxy")
 
@@ -25,6 +28,7 @@ HOP_HEADERS = frozenset({
 
 class UpstreamError(Exception):
     status = 502
+    code = "upstream_unreachable"
 
 
 class Unreachable(UpstreamError):
@@ -33,6 +37,15 @@ class Unreachable(UpstreamError):
 
 class TimedOut(UpstreamError):
     status = 504
+    code = "upstream_timeout"
+
+
+class BadResponse(UpstreamError):
+    """The upstream said 200 and sent something else than a completion: a proxy in between answering with an
+    HTML page, a server of another API. Never an empty answer that reads as success."""
+
+    status = 502
+    code = "upstream_bad_response"
 
 
 def root_of(url: str) -> str:
@@ -68,7 +81,8 @@ class Upstream:
             hdrs["content-type"] = "application/json"
         req = self.client.build_request(method, path, content=content, params=params, headers=hdrs)
         try:
-            return await self.client.send(req, stream=stream)
+            with UPSTREAM_SECONDS.time():
+                return await self.client.send(req, stream=stream)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError, httpx.ReadError) as e:
             raise Unreachable(f"upstream {self.base} unreachable: {type(e).__name__}: {e}") from None
         except httpx.TimeoutException as e:

@@ -1,4 +1,4 @@
-"""One ASGI app on one port: the MCP endpoint (/mcp), the ingest routes and the health check.
+"""One ASGI app on one port: the MCP endpoint (/mcp), the ingest routes, the health check and /metrics.
 
 Start-up order (the lifespan): load the models and queue recovery of interrupted indexing, then start the
 MCP session manager, then accept requests. Uvicorn binds the port only after the lifespan has started,
@@ -16,6 +16,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from ..gc_freeze import freeze_startup
+from ..metrics import route
+from ..metrics_setup import cleanup_multiprocess
 from ..tenancy.auth import TenantTokenVerifier
 from .config import ServiceConfig
 from .mcp_guard import McpGuard
@@ -45,9 +47,11 @@ def create_app(config: ServiceConfig, models: Any = None) -> Starlette:
                 yield
         finally:
             await service.stop()
+            cleanup_multiprocess()  # the counts die with the process that served them
 
     # McpGuard answers the transport's own errors (bad bodies, idle streams) before the SDK sees them.
-    app = Starlette(routes=[*build_routes(service), Mount("/", app=McpGuard(mcp_app, verifier, config))],
+    metrics = route(service.live_metrics, config.metrics_token)
+    app = Starlette(routes=[*build_routes(service, verifier), metrics, Mount("/", app=McpGuard(mcp_app, verifier, config))],
                     lifespan=lifespan)
     app.state.service = service
     return app

@@ -45,6 +45,11 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         return 2
     setup_logging(config.log_level)
     limit_arenas()  # before any engine's threads allocate (see funes_py.malloc)
+    # Before anything imports prometheus_client: the ingest workers then count into the same /metrics.
+    from ..metrics_setup import prepare_multiprocess
+
+    where = prepare_multiprocess()
+    logging.getLogger("funes_py.server").info("metrics of every process counted in %s", where)
 
     import uvicorn  # the serve extra; imported late so `--help` works without it
 

@@ -98,6 +98,10 @@ class ServiceConfig:
     ingest_key: str | None = dataclasses.field(
         default=None, repr=False, metadata={"env": "FUNES_INGEST_KEY", "help": "the key the gateway sends in `x-ingest-key`"}
     )
+    metrics_token: str | None = dataclasses.field(
+        default=None, repr=False,
+        metadata={"env": "FUNES_METRICS_TOKEN", "help": "bearer token `GET /metrics` requires; unset: loopback clients only"},
+    )
 
     # Models: the service's own, so this object is its whole configuration.
     embedder: str = env_field("FUNES_EMBEDDER", DEFAULT_EMBEDDER, "embedding model")

@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 
-from .jsonbody import JsonLimits
+from ..jsonbody import JsonLimits
 from .turns import Conversation, TurnLimits, parse_request
 
 log = logging.getLogger("funes_py.server")
@@ -51,7 +51,7 @@ class IngestPool:
     async def parse(self, raw: bytes, json_limits: JsonLimits, limits: TurnLimits, mask: bool) -> Conversation:
         """`parse_request` in a worker. BadRequest comes back as itself; a worker that died (killed, out of
         memory) is replaced and the body tried once more, and if it dies again BrokenProcessPool is raised."""
-        work = functools.partial(parse_request, raw, json_limits, limits, mask)
+        work = functools.partial(_parse_timed, raw, json_limits, limits, mask)
         loop = asyncio.get_running_loop()
         for attempt in range(2):
             try:
@@ -67,6 +67,14 @@ class IngestPool:
     async def close(self) -> None:
         """Stop the workers and wait for them (a worker left behind would outlive the server)."""
         await asyncio.to_thread(self._pool.shutdown, wait=True, cancel_futures=True)
+
+
+def _parse_timed(raw: bytes, json_limits: JsonLimits, limits: TurnLimits, mask: bool) -> Conversation:
+    """`parse_request`, timed in the worker (its count reaches /metrics through PROMETHEUS_MULTIPROC_DIR)."""
+    from ..metrics import INGEST_PARSE_SECONDS  # here: the worker's first body, after its environment is set
+
+    with INGEST_PARSE_SECONDS.time():
+        return parse_request(raw, json_limits, limits, mask)
 
 
 def _worker_init(parent: int) -> None:

@@ -6,7 +6,11 @@ a traceback in the log. Rather than patch the SDK, a POST to /mcp from an authen
 here (up to `max_mcp_body_bytes`, 413 past it) and checked with the same parser as the ingest route:
 text that is not JSON answers HTTP 400 with a JSON-RPC parse error (-32700), JSON past the limits (depth,
 number length, a lone surrogate in a string) HTTP 400 with an invalid-request error (-32600), as the
-JSON-RPC spec and the MCP transport spec ask. Good bodies are replayed to the SDK unchanged.
+JSON-RPC spec and the MCP transport spec ask. Two more the SDK mishandles are answered here: a request id
+that is neither a string nor an integer (`1e999` parses as infinity; the SDK dropped the call without an
+answer) gets 400 invalid request, and a JSON-RPC *response* (this server never sends a request, so none is
+awaited; the SDK logged each at ERROR, a log flood for any token holder) gets the 202 the transport spec
+gives a response, logged at DEBUG. Good bodies are replayed to the SDK unchanged.
 
 `GET /mcp` opens a server-to-client event stream. The endpoint is stateless, so nothing is ever sent on
 one but keep-alive pings: it only holds a connection. Each token may hold `mcp_streams_per_token` at once
@@ -27,9 +31,9 @@ import anyio
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..jsonbody import BadRequest, JsonLimits, NotJson, parse_json
 from ..tenancy.auth import TenantTokenVerifier, tenant_id
 from .config import ServiceConfig
-from .jsonbody import BadRequest, JsonLimits, NotJson, parse_json
 
 log = logging.getLogger("funes_py.server")
 
@@ -92,12 +96,18 @@ class McpGuard:
             return
         raw = b"".join(chunks)
         try:
-            parse_json(raw, self._limits)
+            message = parse_json(raw, self._limits)
+            bad_ids(message)
         except NotJson as e:
             await _jsonrpc_error(send, 400, PARSE_ERROR, f"Parse error: {e}")
             return
         except BadRequest as e:
             await _jsonrpc_error(send, 400, INVALID_REQUEST, f"Invalid Request: {e}")
+            return
+        if is_response(message):
+            log.debug("ignored a JSON-RPC response posted to /mcp (no request of ours awaits one)")
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
         await self.app(scope, _replay(raw, receive), send)
 
@@ -153,6 +163,23 @@ async def _serve_until_idle(app: ASGIApp, scope: Scope, receive: Receive, send: 
 def _only_comments(body: bytes) -> bool:
     """An SSE chunk of comment lines only (`: ping - ...`), or nothing."""
     return all(not line or line.startswith(b":") for line in body.splitlines())
+
+
+def bad_ids(message: Any) -> None:
+    """BadRequest when a message (or one of a batch) has an id that is neither a string nor an integer
+    (JSON-RPC 2.0: numbers SHOULD NOT have fractions; the SDK takes only str | int) nor null."""
+    for i, m in enumerate(message if isinstance(message, list) else [message]):
+        rid = m.get("id") if isinstance(m, dict) else None
+        if rid is not None and not isinstance(rid, str) and (not isinstance(rid, int) or isinstance(rid, bool)):
+            where = f"body[{i}].id" if isinstance(message, list) else "body.id"
+            raise BadRequest(f"{where}: a request id is a string or an integer, got {str(rid)[:40]}")
+
+
+def is_response(message: Any) -> bool:
+    """A JSON-RPC response (a result or an error, no method), alone or a batch of nothing else."""
+    items = message if isinstance(message, list) else [message]
+    return bool(items) and all(
+        isinstance(m, dict) and "method" not in m and ("result" in m or "error" in m) for m in items)
 
 
 def _sdk_reads_body(scope: Scope) -> bool:

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from typing import Any
 
+from ..jsonbody import JsonLimits
+from ..metrics import ERRORS, RECALL_SECONDS, RECALLS
 from ..render import format_passages
-from ..tenancy import TenancyLimits, Tenants, open_data, tenant_id
+from ..tenancy import TenancyLimits, Tenants, live_tenancy, open_data, tenant_id
 from .config import ServiceConfig
 from .ingest_pool import IngestPool
-from .jsonbody import JsonLimits
 from .passages import EMPTY_QUERY, NO_MEMORY, NOTHING_FOUND, UNAVAILABLE
 from .turns import Conversation, TurnLimits
 
@@ -95,30 +97,45 @@ class Service:
             "indexing": scheduler.busy,
         }
 
+    def live_metrics(self) -> dict[str, tuple[str, float]]:
+        """The present, for each scrape of /metrics (funes_py.metrics)."""
+        return live_tenancy(self.tenants)
+
     # --- read -------------------------------------------------------------------------------------
     async def recall_text(self, user: str, query: str) -> str:
         """The tool's answer for `user`. Never raises: a failure is logged and the agent is told to go on."""
+        t0 = time.perf_counter()
+        answer, outcome = await self._recall(user, query)
+        RECALL_SECONDS.observe(time.perf_counter() - t0)
+        RECALLS.labels(outcome).inc()
+        return answer
+
+    async def _recall(self, user: str, query: str) -> tuple[str, str]:
+        """(the answer, its outcome for the metrics)."""
         tenant = tenant_id(user)
         query = cut_query(query, self.config.recall_max_query_chars)
         if not query:
-            return EMPTY_QUERY
+            return EMPTY_QUERY, "empty_query"
         try:
             assert self.tenants is not None
             if not await self.tenants.has_memory(tenant):
                 # writes of a replica that died before its first commit for this tenant (shared roots only)
                 self.tenants.reconcile_unopened(tenant)
-                return NO_MEMORY
+                return NO_MEMORY, "no_memory"
             async with asyncio.timeout(self.config.recall_timeout_s):
                 hits = await self.tenants.recall(tenant, query, self._recall_options)
-            return format_passages(hits, self.config.recall_max_chars)
+            return format_passages(hits, self.config.recall_max_chars), "answered" if hits else "nothing_found"
         except TimeoutError:
             log.warning("recall timed out after %.1f s tenant=%s", self.config.recall_timeout_s, tenant)
+            ERRORS.labels("recall_timeout").inc()
+            return UNAVAILABLE, "timeout"
         except Exception as e:
             if isinstance(e, self._invalid_input):  # the query itself (say, only punctuation): not an outage
                 log.info("recall refused the query tenant=%s: %s", tenant, e)
-                return NOTHING_FOUND
+                return NOTHING_FOUND, "refused_query"
             log.exception("recall failed tenant=%s", tenant)
-        return UNAVAILABLE
+            ERRORS.labels("recall_failed").inc()
+        return UNAVAILABLE, "failed"
 
     # --- write ------------------------------------------------------------------------------------
     async def parse_turns(self, raw: bytes) -> Conversation:
@@ -135,6 +152,33 @@ class Service:
         """Remove a conversation's source file and purge its rows: (found, rows removed)."""
         assert self.tenants is not None
         return await self.tenants.forget(tenant_id(user), conversation_id)
+
+    # --- a user's data as a whole -----------------------------------------------------------------
+    async def export(self, user: str, directory: str) -> tuple[str, int] | None:
+        """The user's export file (funes_py.portable), written under `directory`: its stored conversations as
+        they were stored, and their memory's model stamp. (path, turns), or None when nothing is stored."""
+        assert self.tenants is not None
+        data, tenant = self.tenants.data, tenant_id(user)
+        if not await asyncio.to_thread(data.has_sources, tenant):
+            return None
+
+        def write() -> tuple[str, int]:
+            from funes_py import _funes
+
+            from ..portable import Header, write_export
+
+            stored = _funes.stored_model(data.memory_home(tenant)) if data.has_memory(tenant) else None
+            header = Header(stored[0] if stored else None, stored[1] if stored else None, "service")
+            lines = (line for _, conv in data.conversations(tenant) for line in conv if line.strip())
+            path = os.path.join(directory, "funes-export.gz")
+            return path, write_export(path, header, lines)
+
+        return await asyncio.to_thread(write)
+
+    async def erase(self, user: str) -> bool:
+        """Everything stored for the user gone (sources, memory, state); False when there was nothing."""
+        assert self.tenants is not None
+        return await self.tenants.erase(tenant_id(user))
 
 
 def cut_query(query: str, max_chars: int) -> str:

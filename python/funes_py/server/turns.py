@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..jsonbody import BadRequest, JsonLimits, parse_json, require_encodable
 from ..redact import mask_secrets
-from .jsonbody import BadRequest, JsonLimits, parse_json, require_encodable
 from .passages import strip_pasted_recall
 
 CONVERSATION_ID_RE = re.compile(r"[A-Za-z0-9_-]{1,128}")

@@ -59,9 +59,11 @@ def sample_texts(path: str | os.PathLike[str], format: str | None, n: int) -> li
         for _, line in source.lines or []:
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # a record nested past the parser's depth is the run's to report
                 continue
-            out.extend(b.get("text", "") for b in record.get("blocks", []) if isinstance(b, dict) and b.get("block_type") == "text")
+            if not isinstance(record, dict) or not isinstance(record.get("blocks"), list):
+                continue
+            out.extend(b.get("text", "") for b in record["blocks"] if isinstance(b, dict) and b.get("block_type") == "text")
             if len(out) >= n:
                 return out[:n]
     return out

@@ -16,7 +16,7 @@ from .auth import TenantTokenVerifier, tenant_id
 from .registry import TenantRegistry
 from .scheduler import IndexScheduler
 from .storage import LocalData, S3Data, TenantData, open_data
-from .tenants import TenancyLimits, Tenants, open_engine
+from .tenants import TenancyLimits, Tenants, live_tenancy, open_engine
 
 __all__ = [
     "IndexScheduler",
@@ -27,6 +27,7 @@ __all__ = [
     "TenantRegistry",
     "TenantTokenVerifier",
     "Tenants",
+    "live_tenancy",
     "open_data",
     "open_engine",
     "tenant_id",

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import json
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,6 +90,16 @@ class TenantTokenVerifier:
             return None  # a lone surrogate ("\ud800" in the claims) names no tenant: its hash cannot be taken
         exp = claims.get("exp")
         return user, int(exp) if isinstance(exp, (int, float)) else None
+
+    def user_of_header(self, authorization: str | None) -> str | None:
+        """The user of an `Authorization: Bearer <token>` header, if the token is valid and not expired."""
+        if not authorization or not authorization.lower().startswith("bearer "):
+            return None
+        found = self.user_for(authorization[7:])
+        if found is None:
+            return None
+        user, expires = found
+        return None if expires and expires < int(time.time()) else user
 
     async def verify_token(self, token: str) -> AccessToken | None:
         from mcp.server.auth.provider import AccessToken

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..metrics import EVICTIONS
+
 log = logging.getLogger("funes_py.tenancy")
 
 
@@ -120,6 +122,8 @@ class TenantRegistry:
 
     def _close(self, tenant: str, why: str) -> None:
         entry = self._open.pop(tenant)
+        if why in ("idle", "over cap"):
+            EVICTIONS.labels(why.replace(" ", "_")).inc()
 
         async def close() -> None:
             try:
@@ -132,6 +136,28 @@ class TenantRegistry:
                     del self._closing[tenant]
 
         self._closing[tenant] = asyncio.get_running_loop().create_task(close())
+
+    async def drop(self, tenant: str, timeout_s: float = 30.0) -> None:
+        """Close the tenant's engine and wait until it is closed (before its memory is erased): an open in
+        progress finishes first, and leases (a recall running) are waited for. TimeoutError when the engine is
+        still in use after `timeout_s`: nothing was closed then."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            opening = self._opening.get(tenant)
+            if opening is not None:
+                await asyncio.wait([opening])
+                continue
+            entry = self._open.get(tenant)
+            if entry is None or not entry.refs:
+                break
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"tenant={tenant} still in use after {timeout_s:.0f} s")
+            await asyncio.sleep(0.02)
+        if entry is not None:
+            self._close(tenant, "erase")
+        closing = self._closing.get(tenant)
+        if closing is not None:
+            await asyncio.wait([closing])
 
     async def close_all(self) -> None:
         for tenant in list(self._open):

@@ -21,6 +21,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from ..metrics import ERRORS, INDEX_RUN_SECONDS, INDEX_RUNS
+
 log = logging.getLogger("funes_py.tenancy")
 
 # run(tenant, conversation ids, or None for every file in src/)
@@ -92,11 +94,23 @@ class IndexScheduler:
         """Drop a pending index of a conversation that is being forgotten."""
         self._state(tenant).dirty.pop(conversation_id, None)
 
+    def discard_all(self, tenant: str) -> None:
+        """Drop every pending index of a tenant that is being erased (a run waiting for the lock then finds
+        nothing to do)."""
+        st = self._state(tenant)
+        st.dirty.clear()
+        st.whole = st.retry_whole = False
+
     # --- introspection ----------------------------------------------------------------------------
     @property
     def busy(self) -> int:
         """Tenants with a run going or pending."""
         return sum(1 for st in self._tenants.values() if st.task is not None)
+
+    @property
+    def running(self) -> int:
+        """Index runs going now."""
+        return sum(1 for st in self._tenants.values() if st.running)
 
     async def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no run is going or pending; False on timeout."""
@@ -152,16 +166,21 @@ class IndexScheduler:
         started = time.time_ns()
         self.runs_started += 1
         st.running = True
+        t0 = time.perf_counter()
         try:
             await self._run(tenant, None if whole else batch)
+            INDEX_RUNS.labels("ok").inc()
         except Exception:
             self.runs_failed += 1
+            INDEX_RUNS.labels("failed").inc()
+            ERRORS.labels("index_run_failed").inc()
             log.exception("index run failed tenant=%s; the next run indexes all of src/", tenant)
             st.retry_whole = True  # not rescheduled now: the next write, or the next start, retries
             await self._stamp(tenant, None)
             return
         finally:
             st.running = False
+            INDEX_RUN_SECONDS.observe(time.perf_counter() - t0)
         stamp = min([started, *st.writes_in_flight.values(), *st.dirty.values()])
         await self._stamp(tenant, stamp)
 

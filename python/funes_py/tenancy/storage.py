@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -112,6 +114,15 @@ class TenantData:
         """Every tenant with sources (start-up recovery of a local root)."""
         raise NotImplementedError
 
+    def conversations(self, tenant: str) -> Iterator[tuple[str, list[str]]]:
+        """(conversation id, its stored lines) of every source of the tenant, by id (a user's export)."""
+        raise NotImplementedError
+
+    def erase(self, tenant: str) -> bool:
+        """Remove everything the root holds of the tenant: sources, memory, stamp, markers, and the memory's
+        local state on this machine. False when there was nothing. The caller closes the engine first."""
+        raise NotImplementedError
+
 
 # --- a local directory ----------------------------------------------------------------------------------
 
@@ -187,6 +198,18 @@ class LocalData(TenantData):
         for root in sorted(self.path.iterdir()):
             if _TENANT_RE.fullmatch(root.name) and (root / "src").is_dir():
                 yield root.name
+
+    def conversations(self, tenant: str) -> Iterator[tuple[str, list[str]]]:
+        files = sorted(self.paths(tenant).src.glob(f"*{SUFFIX}"))
+        for path, lines in _read_files(files):
+            yield Path(path).name[: -len(SUFFIX)], lines
+
+    def erase(self, tenant: str) -> bool:
+        root = self.paths(tenant).root
+        if not root.exists():
+            return False
+        shutil.rmtree(root)  # unlinked: the memory (a local home keeps its state inside) and the sources
+        return True
 
 
 def _index_path(path: str) -> IndexStep:
@@ -383,6 +406,44 @@ class S3Data(TenantData):
         # Shared roots recover a tenant when a replica opens it: listing every tenant of a bucket at each
         # replica's start would cost O(tenants) requests per start.
         return iter(())
+
+    def conversations(self, tenant: str) -> Iterator[tuple[str, list[str]]]:
+        for key, lines in self._read_objects(tenant, sorted(c for c, _ in self._sources(tenant))):
+            yield key.rsplit("/", 1)[-1][: -len(SUFFIX)], lines
+
+    def erase(self, tenant: str) -> bool:
+        prefix = self.key(tenant) + "/"
+        keys = [obj["Key"] for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix)
+                for obj in page.get("Contents", [])]  # fmt: skip
+        for i in range(0, len(keys), 1000):  # DeleteObjects takes up to 1,000 keys
+            batch = [{"Key": k} for k in keys[i:i + 1000]]
+            self._client.delete_objects(Bucket=self.bucket, Delete={"Objects": batch, "Quiet": True})
+        self._memories.discard(tenant)
+        state = remote_state_dir(self.memory_home(tenant))
+        had_state = state.exists()
+        shutil.rmtree(state, ignore_errors=True)
+        return bool(keys) or had_state
+
+
+def remote_state_dir(uri: str) -> Path:
+    """This machine's directory for the lock and index state of the memory at `uri`, as the engine names it
+    (rust/src/engine/mod.rs `resolve_home`, rust/src/home.rs `state_name`: keep the three in step)."""
+    import hashlib
+
+    def env(name: str) -> str | None:
+        return os.environ.get(name) or None
+
+    if (state := env("FUNES_STATE_DIR")) is not None:
+        root = Path(state)
+    elif (xdg := env("XDG_STATE_HOME")) is not None:
+        root = Path(xdg) / "funes_py" / "remote"
+    elif (home := env("HOME")) is not None:
+        root = Path(home) / ".local" / "state" / "funes_py" / "remote"
+    else:
+        root = Path(tempfile.gettempdir()) / "funes_py-state"
+    uri = uri.rstrip("/")
+    tail = "".join(c for c in uri.rsplit("/", 1)[-1] if (c.isascii() and c.isalnum()) or c in "-_.")[:40]
+    return root / f"{tail}-{hashlib.sha1(uri.encode('utf-8')).digest()[:8].hex()}"
 
 
 def s3_client() -> Any:

@@ -158,6 +158,18 @@ class Tenants:
             log.info("forgot conversation tenant=%s rows=%d", tenant, rows)
         return had_source or had_rows, rows
 
+    async def erase(self, tenant: str) -> bool:
+        """Everything of the tenant gone: pending runs dropped, the engine closed, then the data root's
+        `erase` (sources, memory, stamp, markers, local state), all under the tenant's index lock so that no
+        run writes meanwhile. True when there was anything. TimeoutError (registry.drop) leaves it all."""
+        async with self.scheduler.lock(tenant):
+            self.scheduler.discard_all(tenant)
+            await self.registry.drop(tenant)
+            found = await asyncio.to_thread(self.data.erase, tenant)
+        if found:
+            log.info("erased tenant=%s", tenant)
+        return found
+
     async def _index_run(self, tenant: str, conversation_ids: set[str] | None) -> None:
         loop = asyncio.get_running_loop()
         if self._before_index is not None:
@@ -240,6 +252,16 @@ class Tenants:
         while True:
             await asyncio.sleep(period)
             self.registry.sweep_idle()
+
+
+def live_tenancy(tenants: Tenants | None) -> dict[str, tuple[str, float]]:
+    """What /metrics reads of the tenancy at each scrape (zeros before it started)."""
+    reg, sched = (tenants.registry, tenants.scheduler) if tenants is not None else (None, None)
+    return {
+        "funes_warm_tenants": ("Tenants with a warm engine", reg.open_count if reg else 0),
+        "funes_index_queue_tenants": ("Tenants with an index run pending or going", sched.busy if sched else 0),
+        "funes_index_running": ("Index runs going now", sched.running if sched else 0),
+    }
 
 
 def open_engine(home: str, models: Any, rebuild_slots: threading.Semaphore) -> Any:
