@@ -30,14 +30,28 @@ def memory(models, tmp_path_factory):
 
 
 def _key(hits) -> list[tuple[str, float]]:
-    return [(h.turn_uuid, round(h.score, 6)) for h in hits]
+    return [(h.turn_uuid, h.score) for h in hits]
+
+
+def _same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+    """The same turns in the same order, and the same scores up to float summation order: a query embedded
+    with another intra-op thread count (one caller alone, or eight at once) sums its dot products in another
+    order, which moves a score in its seventh digit and nothing else."""
+    return [u for u, _ in a] == [u for u, _ in b] and all(
+        abs(x - y) <= 1e-5 * max(1.0, abs(x)) for (_, x), (_, y) in zip(a, b)
+    )
+
+
+def _differ(got: dict[str, list], want: dict[str, list]) -> dict[str, tuple[list, list]]:
+    return {q: (got.get(q, []), w) for q, w in want.items() if not _same(got.get(q, []), w)}
 
 
 def test_recall_many_answers_each_question_as_recall_does(memory):
     eng, questions = memory
     alone = [_key(eng.recall(q, k=5)) for q in questions]
     together = [_key(hits) for hits in eng.recall_many(questions, k=5)]
-    assert together == alone
+    assert len(together) == len(alone)
+    assert not _differ(dict(enumerate(together)), dict(enumerate(alone)))
 
 
 def test_recall_many_refuses_an_empty_question_before_anything_runs(memory):
@@ -67,4 +81,5 @@ def test_eight_threads_at_once_get_the_answers_of_one_after_another(memory):
     for t in threads:
         t.join()
     assert not errors, errors
-    assert got == alone
+    assert set(got) == set(alone)
+    assert not _differ(got, alone)
