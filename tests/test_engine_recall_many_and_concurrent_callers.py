@@ -38,7 +38,7 @@ def _same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
     with another intra-op thread count (one caller alone, or eight at once) sums its dot products in another
     order, which moves a score in its seventh digit and nothing else."""
     return [u for u, _ in a] == [u for u, _ in b] and all(
-        abs(x - y) <= 1e-5 * max(1.0, abs(x)) for (_, x), (_, y) in zip(a, b)
+        abs(x - y) <= 1e-5 * max(1.0, abs(x)) for (_, x), (_, y) in zip(a, b, strict=True)
     )
 
 

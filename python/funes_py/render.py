@@ -111,17 +111,24 @@ def _gist(text: str) -> str:
     return " ".join(text.removesuffix(_ELLIPSIS.strip()).split())
 
 
+_WHERE = "  (session "
+
+
 @dataclass
 class _Passage:
     rank: int
     turns: list[_Turn]
+    session: str = ""
+    project: str = ""
 
 
 def _passages(hits: Sequence[Any]) -> list[_Passage]:
     """Group hits and their neighbours into runs of consecutive turns, ordered by their best hit."""
     sessions: dict[str, dict[int, _Turn]] = {}
     best_rank: dict[tuple[str, int], int] = {}
+    projects: dict[str, str] = {}
     for rank, hit in enumerate(hits):
+        projects.setdefault(hit.session_id, getattr(hit, "workdir", "") or "")
         turns = sessions.setdefault(hit.session_id, {})
         for n in getattr(hit, "neighbors", None) or ():
             turns.setdefault(n.seq, _Turn(n.seq, n.ts, n.role)).add(n.text)
@@ -133,11 +140,11 @@ def _passages(hits: Sequence[Any]) -> list[_Passage]:
         run: list[_Turn] = []
         for seq in sorted(turns):
             if run and seq != run[-1].seq + 1:
-                out.append(_Passage(_rank(sid, run, best_rank), run))
+                out.append(_Passage(_rank(sid, run, best_rank), run, sid, projects[sid]))
                 run = []
             run.append(turns[seq])
         if run:
-            out.append(_Passage(_rank(sid, run, best_rank), run))
+            out.append(_Passage(_rank(sid, run, best_rank), run, sid, projects[sid]))
     out.sort(key=lambda p: p.rank)
     return [p for p in out if any(t.texts for t in p.turns)]
 
@@ -147,8 +154,10 @@ def _rank(sid: str, run: list[_Turn], best_rank: dict[tuple[str, int], int]) -> 
     return min(ranks) if ranks else len(best_rank)
 
 
-def _render_passage(p: _Passage) -> str:
+def _render_passage(p: _Passage, where: bool = False) -> str:
     lines = [f"[{format_ts(p.turns[0].ts)}]"]
+    if where:  # indented, so the rule that keeps pasted recall output out of memory removes it with the rest
+        lines.append(f"{_WHERE}{p.session}" + (f", project {p.project})" if p.project else ")"))
     for turn in p.turns:
         for text in turn.texts:
             body = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
@@ -177,6 +186,8 @@ def cut_at_word(text: str, limit: int, keep: int = 0) -> str:
 def _quotes_something(block: str) -> bool:
     """A rendered passage with at least one turn line that says something beyond its role and ' …'."""
     for line in block.splitlines()[1:]:
+        if line.startswith(_WHERE):
+            continue
         # A turn's first line is "<role>: ..." (unindented); its continuation lines are indented.
         words = line if line[:1].isspace() else line.partition(": ")[2]
         if words.strip().removesuffix(_ELLIPSIS.strip()).strip():
@@ -184,10 +195,12 @@ def _quotes_something(block: str) -> bool:
     return False
 
 
-def format_passages(hits: Sequence[Any], max_chars: int) -> str:
-    """The tool's answer for `hits`, at most `max_chars` characters, never cut inside a word."""
-    passages = [_render_passage(p) for p in _passages(hits)]
-    passages = [p for p in passages if p.count("\n") > 0]
+def format_passages(hits: Sequence[Any], max_chars: int, where: bool = False) -> str:
+    """The tool's answer for `hits`, at most `max_chars` characters, never cut inside a word. `where`: each
+    passage names its session and project under its date (the one-person server, whose agent can ask `get`
+    for more of a session)."""
+    passages = [_render_passage(p, where) for p in _passages(hits)]
+    passages = [p for p in passages if p.count("\n") > (1 if where else 0)]
     if not passages:
         return NOTHING
     out = INTRO

@@ -3,7 +3,7 @@
 ``funes-py --home DIR recall ...`` and ``funes-py recall --home DIR ...`` are the same.
 
 Placement: ``memory`` holds the commands on one memory (index, recall, get, scan, sessions, sketch, status,
-forget), ``portable`` export and import, ``models`` the model commands, ``exits`` the exit codes, ``funes_py.sources.cli`` the ``sources``
+forget), ``portable`` export and import, ``personal`` sync, mcp and setup, ``models`` the model commands, ``exits`` the exit codes, ``funes_py.sources.cli`` the ``sources``
 listing; ``serve``, ``demo`` and ``proxy`` own
 their flags (``funes_py.server``, ``funes_py.proxy``).
 """
@@ -32,7 +32,7 @@ def _common(default: object) -> argparse.ArgumentParser:
 def parser() -> argparse.ArgumentParser:
     from .. import _funes
     from ..sources import cli as sources_cli
-    from . import memory, models, portable
+    from . import memory, models, personal, portable
 
     p = argparse.ArgumentParser(
         prog="funes-py", description="Recall over earlier conversations.", parents=[_common(None)]
@@ -42,6 +42,7 @@ def parser() -> argparse.ArgumentParser:
     common = _common(argparse.SUPPRESS)
     memory.add_parsers(sub, common)
     portable.add_parsers(sub, common)
+    personal.add_parsers(sub, common)
     models.add_parser(sub, common)
     sources_cli.add_parser(sub)
     for name, help_ in (
@@ -85,13 +86,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_arenas()  # before an index run's threads allocate (see funes_py.malloc)
     from ..errors import FunesError, MemoryLockedError, ModelMismatchError
     from ..sources import cli as sources_cli
-    from . import memory, models, portable
+    from . import memory, models, personal, portable
 
     try:
         if args.cmd == "models":
             return models.run_args(args)
         if args.cmd in ("export", "import"):
             return portable.run(args)
+        if args.cmd in personal.COMMANDS:
+            return personal.run(args)
         if args.cmd == "sources":
             return sources_cli.run(args)
         return memory.run(args)

@@ -9,6 +9,7 @@ exclusions). Every key is optional; a missing file means the defaults::
     skip_marker = "funes:skip"            # a session holding it anywhere is never stored (and forgotten if it was)
     private_tag = "private"               # <private>...</private> spans are cut before storing
     debounce_ms = 300                     # the watcher waits this long for a burst of writes to end
+    batch_mb = 16                         # new bytes per index run: a kill loses at most the run under way
 
 Stdlib only (``tomllib``): the CLI, the stdio server and the page read it without the engine.
 """
@@ -32,7 +33,9 @@ DEFAULT_EXCLUDE = ("**/subagents/**",)
 DEFAULT_SKIP_MARKER = "funes:skip"
 DEFAULT_PRIVATE_TAG = "private"
 DEFAULT_DEBOUNCE_MS = 300
-_KEYS = {"sources", "default_sources", "exclude", "skip_marker", "private_tag", "debounce_ms"}
+# About 30 s of embedding on two cores for chat-like text; the cursors move after each run.
+DEFAULT_BATCH_MB = 16
+_KEYS = {"sources", "default_sources", "exclude", "skip_marker", "private_tag", "debounce_ms", "batch_mb"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +49,7 @@ class PersonalConfig:
     skip_marker: str = DEFAULT_SKIP_MARKER
     private_tag: str = DEFAULT_PRIVATE_TAG
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    batch_mb: float = DEFAULT_BATCH_MB
 
     @property
     def file(self) -> Path:
@@ -145,6 +149,11 @@ def _checked(raw: Mapping[str, Any], file: Path) -> dict[str, Any]:
         if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 60_000:
             raise ConfigError(f"{file}: `debounce_ms` must be a whole number of milliseconds, 0 to 60000")
         out["debounce_ms"] = v
+    if "batch_mb" in raw:
+        v = raw["batch_mb"]
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 < v <= 4096:
+            raise ConfigError(f"{file}: `batch_mb` must be a number of megabytes above 0, at most 4096")
+        out["batch_mb"] = v
     return out
 
 

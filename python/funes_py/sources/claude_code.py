@@ -22,19 +22,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from .common import (
-    SHAPE_ERRORS,
     Block,
     Refused,
     Source,
     Unit,
     compact_json,
     iso_utc,
-    jsonl_records,
     need,
-    reason,
     text_of_parts,
     turn_line,
 )
+from .tail import read_whole
 
 NAME = "claude-code"
 HARNESS = "claude-code"
@@ -54,26 +52,33 @@ def looks_like(record: dict[str, Any]) -> bool:
     return "sessionId" in record or (kind in RECORD_TYPES and any(k in record for k in _ID_KEYS))
 
 
+# The tool calls a resumed read remembers: a result nearly always follows its call within a few records.
+_CARRIED_TOOL_NAMES = 256
+
+
+class Reader:
+    """One session file: the next seq and the names of its tool calls (a result is named after its call)."""
+
+    def __init__(self, unit: Unit, carry: dict[str, Any] | None = None) -> None:
+        carry = carry or {}
+        self.stem = unit.stem
+        self.seq = int(carry.get("seq", 0))
+        self.tool_names: dict[str, str] = dict(carry.get("tool_names", {}))
+
+    def feed(self, n: int, rec: dict[str, Any]) -> str | None:
+        sid = rec.get("sessionId")
+        line = _turn(sid if isinstance(sid, str) and sid else self.stem, rec, self.seq, self.tool_names)
+        if line is not None:
+            self.seq += 1
+        return line
+
+    def carry(self) -> dict[str, Any]:
+        names = list(self.tool_names.items())[-_CARRIED_TOOL_NAMES:]
+        return {"seq": self.seq, "tool_names": dict(names)}
+
+
 def read(unit: Unit) -> Iterator[Source]:
-    signature = unit.signature()  # before reading: lines appended meanwhile make the next run read again
-    lines, bad = [], []
-    tool_names: dict[str, str] = {}
-    seq = 0
-    with unit.open() as f:
-        for n, rec, fault in jsonl_records(f):
-            if rec is None:
-                bad.append((n, fault or "unreadable"))
-                continue
-            try:
-                sid = rec.get("sessionId")
-                line = _turn(sid if isinstance(sid, str) and sid else unit.stem, rec, seq, tool_names)
-            except SHAPE_ERRORS as e:
-                bad.append((n, reason(e)))
-                continue
-            if line is not None:
-                lines.append((n, line))
-                seq += 1
-    yield Source(unit.key, signature, lines, bad)
+    return read_whole(unit, Reader)
 
 
 def _turn(session_id: str, rec: dict[str, Any], seq: int, tool_names: dict[str, str]) -> str | None:

@@ -23,19 +23,17 @@ from collections.abc import Iterator
 from typing import Any
 
 from .common import (
-    SHAPE_ERRORS,
     Block,
     Refused,
     Source,
     Unit,
     compact_json,
     iso_utc,
-    jsonl_records,
     need,
     position_id,
-    reason,
     turn_line,
 )
+from .tail import read_whole
 
 NAME = "codex"
 HARNESS = "codex"
@@ -58,33 +56,34 @@ def looks_like(record: dict[str, Any]) -> bool:
 
 
 class _Session:
-    def __init__(self, unit: Unit) -> None:
+    """One rollout file (and a resumed read's carry): the session's id, project and start time, the next seq,
+    the names of its calls (an output is named after its call)."""
+
+    def __init__(self, unit: Unit, carry: dict[str, Any] | None = None) -> None:
+        carry = carry or {}
         m = _UUID_TAIL.search(unit.stem)
-        self.id = m.group(1) if m else unit.stem
-        self.cwd: str | None = None
-        self.ts: str | None = None
-        self.calls: dict[str, str] = {}  # call_id -> tool name
-        self.seq = 0
+        self.id: str = carry.get("id") or (m.group(1) if m else unit.stem)
+        self.cwd: str | None = carry.get("cwd")
+        self.ts: str | None = carry.get("ts")
+        self.calls: dict[str, str] = dict(carry.get("calls", {}))
+        self.seq = int(carry.get("seq", 0))
+
+    def feed(self, n: int, rec: dict[str, Any]) -> str | None:
+        line = _record(self, n, rec)
+        if line is not None:
+            self.seq += 1
+        return line
+
+    def carry(self) -> dict[str, Any]:
+        calls = list(self.calls.items())[-256:]  # an output follows its call within a few records
+        return {"id": self.id, "cwd": self.cwd, "ts": self.ts, "calls": dict(calls), "seq": self.seq}
+
+
+Reader = _Session
 
 
 def read(unit: Unit) -> Iterator[Source]:
-    signature = unit.signature()  # before reading: lines appended meanwhile make the next run read again
-    lines, bad = [], []
-    s = _Session(unit)
-    with unit.open() as f:
-        for n, rec, fault in jsonl_records(f):
-            if rec is None:
-                bad.append((n, fault or "unreadable"))
-                continue
-            try:
-                line = _record(s, n, rec)
-            except SHAPE_ERRORS as e:
-                bad.append((n, reason(e)))
-                continue
-            if line is not None:
-                lines.append((n, line))
-                s.seq += 1
-    yield Source(unit.key, signature, lines, bad)
+    return read_whole(unit, Reader)
 
 
 def _record(s: _Session, n: int, rec: dict[str, Any]) -> str | None:

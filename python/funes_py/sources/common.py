@@ -233,25 +233,40 @@ def jsonl_records(stream: IO[bytes], limit: int | None = None) -> Iterator[tuple
     with replacement characters (a bad byte must not cost the line). A line over `limit` bytes
     (FUNES_MAX_RECORD_BYTES when None) is reported, never read whole; one nested past the parser's depth is
     reported."""
+    for n, rec, fault, _, complete in records_from(stream, 0, limit):
+        if rec is None and fault is None and not complete:
+            return
+        if rec is not None or fault is not None:
+            yield n, rec, fault
+
+
+def records_from(
+    stream: IO[bytes], first_line: int, limit: int | None = None
+) -> Iterator[tuple[Place, dict[str, Any] | None, str | None, int, bool]]:
+    """Every line of `stream` (read from where it stands, numbered after `first_line`) as (line number, record,
+    fault, bytes it took with its newline, complete). A blank line gives (n, None, None, size, complete); a
+    last line without its newline that does not parse gives (n, None, None, size, False): a record still
+    being written, which a resumable read leaves for its next pass."""
     limit = Limits.current().record if limit is None else limit
     for n, raw, size, complete in read_lines(stream, limit):
+        n += first_line
+        took = size + complete
         if raw is None:
-            yield n, None, over_limit(size, limit)
+            yield n, None, over_limit(size, limit), took, complete
             continue
         text = raw.decode("utf-8", "replace").strip()
         if not text:
+            yield n, None, None, took, complete
             continue
         try:
             obj = json.loads(text)
         except RecursionError:
-            yield n, None, TOO_DEEP
+            yield n, None, TOO_DEEP, took, complete
             continue
         except json.JSONDecodeError as e:
-            if not complete:
-                return
-            yield n, None, f"invalid JSON ({e.msg}, column {e.colno})"
+            yield (n, None, None, took, False) if not complete else (n, None, f"invalid JSON ({e.msg}, column {e.colno})", took, True)
             continue
         if not isinstance(obj, dict):
-            yield n, None, "not a JSON object"
+            yield n, None, "not a JSON object", took, complete
             continue
-        yield n, obj, None
+        yield n, obj, None, took, complete

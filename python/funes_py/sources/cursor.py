@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from .common import (
-    SHAPE_ERRORS,
     Block,
     Refused,
     Source,
@@ -26,12 +25,11 @@ from .common import (
     compact_json,
     format_utc,
     iso_utc,
-    jsonl_records,
     position_id,
-    reason,
     text_of_parts,
     turn_line,
 )  # fmt: skip
+from .tail import read_whole
 
 NAME = "cursor"
 HARNESS = "cursor"
@@ -48,31 +46,33 @@ def looks_like(record: dict[str, Any]) -> bool:
     )
 
 
+class Reader:
+    """One transcript: its session (the file's stem), the next seq and the time of the turns read now."""
+
+    def __init__(self, unit: Unit, carry: dict[str, Any] | None = None) -> None:
+        self.session = unit.stem
+        self.seq = int((carry or {}).get("seq", 0))
+        # read before the content: a file written meanwhile is newer than this. A resumed read stamps only its
+        # new turns with the file's new time.
+        self.ts = format_utc(unit.mtime())
+
+    def feed(self, n: int, rec: dict[str, Any]) -> str | None:
+        role = rec.get("role")
+        if role is None:
+            return None  # a status line
+        blocks, stamp = _blocks(role, rec)
+        self.ts = stamp or self.ts
+        line = turn_line(self.session, position_id(self.session, f"line {n}"), self.seq, self.ts, role, HARNESS, blocks)
+        if line is not None:
+            self.seq += 1
+        return line
+
+    def carry(self) -> dict[str, Any]:
+        return {"seq": self.seq}
+
+
 def read(unit: Unit) -> Iterator[Source]:
-    signature = unit.signature()  # before reading: lines appended meanwhile make the next run read again
-    lines, bad = [], []
-    session = unit.stem
-    ts = format_utc(unit.mtime())  # read before the content: a file written meanwhile is newer than this
-    seq = 0
-    with unit.open() as f:
-        for n, rec, fault in jsonl_records(f):
-            if rec is None:
-                bad.append((n, fault or "unreadable"))
-                continue
-            role = rec.get("role")
-            if role is None:
-                continue  # a status line
-            try:
-                blocks, stamp = _blocks(role, rec)
-            except SHAPE_ERRORS as e:
-                bad.append((n, reason(e)))
-                continue
-            ts = stamp or ts
-            line = turn_line(session, position_id(session, f"line {n}"), seq, ts, role, HARNESS, blocks)
-            if line is not None:
-                lines.append((n, line))
-                seq += 1
-    yield Source(unit.key, signature, lines, bad)
+    return read_whole(unit, Reader)
 
 
 def _blocks(role: Any, rec: dict[str, Any]) -> tuple[list[Block], str | None]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import chatgpt, claude_ai, claude_code, codex, cursor, native
 from .common import Source, Unit
+from .tail import ReaderFactory
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class Format:
     command: str
     # JSONL formats: does one record look like ours? None for a JSON export (recognised by its first keys).
     looks_like: Callable[[dict[str, Any]], bool] | None = None
+    # A format an agent appends to all day: its per-file reader, which `sources.tail` resumes where the last
+    # read stopped (`funes-py sync` and the watcher). None: a file is read whole when it changes.
+    reader: ReaderFactory | None = None
 
 
 FORMATS: dict[str, Format] = {
@@ -33,11 +37,11 @@ FORMATS: dict[str, Format] = {
         Format(native.NAME, "funes-py's own .funes.jsonl", native.read, (), "*.funes.jsonl",
                "funes-py index DIR_OF_FUNES_JSONL", native.looks_like),
         Format(claude_code.NAME, "Claude Code sessions", claude_code.read, ("~/.claude/projects",), "*.jsonl",
-               "funes-py index ~/.claude/projects", claude_code.looks_like),
+               "funes-py index ~/.claude/projects", claude_code.looks_like, claude_code.Reader),
         Format(codex.NAME, "Codex CLI rollouts", codex.read, ("~/.codex/sessions",), "rollout-*.jsonl",
-               "funes-py index ~/.codex/sessions", codex.looks_like),
+               "funes-py index ~/.codex/sessions", codex.looks_like, codex.Reader),
         Format(cursor.NAME, "Cursor agent transcripts", cursor.read, ("~/.cursor/projects/*/agent-transcripts",),
-               "*.jsonl", "funes-py index ~/.cursor/projects", cursor.looks_like),
+               "*.jsonl", "funes-py index ~/.cursor/projects", cursor.looks_like, cursor.Reader),
         Format(chatgpt.NAME, "ChatGPT data export", chatgpt.read, (), "conversations.json",
                "funes-py index ~/Downloads/chatgpt-export.zip"),
         Format(claude_ai.NAME, "Claude.ai data export", claude_ai.read, (), "conversations.json",
