@@ -86,17 +86,7 @@ def read_from(unit: Unit, make: ReaderFactory, tail: Tail) -> tuple[Source, Tail
             if not complete:
                 break  # still being written: the next read takes it whole
             offset, line = offset + took, n
-            if rec is None:
-                if fault is not None:
-                    bad.append((n, fault))
-                continue
-            try:
-                text = reader.feed(n, rec)
-            except SHAPE_ERRORS as e:
-                bad.append((n, reason(e)))
-                continue
-            if text is not None:
-                lines.append((n, text))
+            _take(reader, n, rec, fault, lines, bad)
     head = head_digest(unit, offset) if offset else ""
     return Source(unit.key, None, lines, bad), Tail(offset, line, head, reader.carry())
 
@@ -110,17 +100,23 @@ def read_whole(unit: Unit, make: ReaderFactory) -> Iterator[Source]:
     bad: list[Bad] = []
     with unit.open() as f:
         for n, rec, fault, _, complete in records_from(f, 0):
-            if rec is None:
-                if fault is not None:
-                    bad.append((n, fault))
-                elif not complete:
-                    break
-                continue
-            try:
-                text = reader.feed(n, rec)
-            except SHAPE_ERRORS as e:
-                bad.append((n, reason(e)))
-                continue
-            if text is not None:
-                lines.append((n, text))
+            if rec is None and fault is None and not complete:
+                break
+            _take(reader, n, rec, fault, lines, bad)
     yield Source(unit.key, signature, lines, bad)
+
+
+def _take(reader: Reader, n: int, rec: dict[str, Any] | None, fault: str | None, lines: list[Line], bad: list[Bad]) -> None:
+    """One record through the reader: its turn line, its fault, or nothing (a blank line, a record that is
+    not a turn)."""
+    if rec is None:
+        if fault is not None:
+            bad.append((n, fault))
+        return
+    try:
+        text = reader.feed(n, rec)
+    except SHAPE_ERRORS as e:
+        bad.append((n, reason(e)))
+        return
+    if text is not None:
+        lines.append((n, text))
