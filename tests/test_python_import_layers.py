@@ -25,6 +25,10 @@ FORBIDDEN = [
     (f"{ROOT}.tenancy", f"{ROOT}.server", "the tenancy is below both surfaces"),
     (f"{ROOT}.tenancy", f"{ROOT}.proxy", "the tenancy is below both surfaces"),
     (f"{ROOT}.convert", f"{ROOT}.cli", "the converter is a library"),
+    (f"{ROOT}.server", f"{ROOT}.personal", "the service knows nothing of the one-person mode"),
+    (f"{ROOT}.proxy", f"{ROOT}.personal", "the proxy knows nothing of the one-person mode"),
+    (f"{ROOT}.tenancy", f"{ROOT}.personal", "the tenancy is the many-tenant surfaces' own"),
+    (f"{ROOT}.sources", f"{ROOT}.personal", "the readers are below the sync that drives them"),
 ]
 
 
