@@ -1,0 +1,33 @@
+"""The query's words marked in a passage: the passage escaped, each occurrence of a query word (any case)
+wrapped in ``<mark>``. Pure; the templates call ``highlight``."""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup, escape
+
+# Words this short mark half of every passage ("a", "is", "of") and say nothing about why it was found.
+_MIN_WORD = 3
+
+
+def query_words(query: str) -> list[str]:
+    """The query's distinct words worth marking, longest first (so "indexes" wins over "index")."""
+    words = {w.lower() for w in re.findall(r"\w+", query) if len(w) >= _MIN_WORD or not w.isascii()}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def highlight(text: str, query: str) -> Markup:
+    """``text`` escaped for HTML, with the words of ``query`` in ``<mark>``."""
+    words = query_words(query)
+    if not words:
+        return escape(text)
+    pattern = re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    out: list[str] = []
+    last = 0
+    for m in pattern.finditer(text):
+        out.append(str(escape(text[last : m.start()])))
+        out.append(f"<mark>{escape(m.group(0))}</mark>")
+        last = m.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
