@@ -60,6 +60,18 @@ class _Memory:
             return self._engine
 
 
+def recall_options(eng: Engine) -> Any:
+    """``HITS`` passages, with the embedder's calibrated answer floor (``funes_py.convert.floors``, what the
+    recall service uses): a search for something never discussed lists nothing rather than the ten least
+    unrelated passages."""
+    from ...convert.floors import calibrated_floors
+    from ...options import RecallOptions
+
+    f = calibrated_floors(eng.models.embedder_name)
+    return RecallOptions(k=HITS, min_similarity=f.min_similarity, answer_floor=f.answer_floor,
+                         answer_floor_per_decade=f.answer_floor_per_decade)  # fmt: skip
+
+
 @dataclass
 class _Excluded:
     files: list[tuple[str, str]]  # (path, the glob that leaves it out), at most EXCLUDED_LISTED
@@ -118,10 +130,8 @@ def app(config: PersonalConfig) -> Starlette:
         eng = await run_in_threadpool(memory.engine)
         empty = eng is None or (await run_in_threadpool(eng.status)).rows == 0
         hits: list[Any] = []
-        if q and not empty:
-            from ...options import RecallOptions
-
-            hits = await run_in_threadpool(eng.recall, q, RecallOptions(k=HITS))  # type: ignore[union-attr]
+        if q and eng is not None and not empty:
+            hits = await run_in_threadpool(eng.recall, q, recall_options(eng))
         return page(request, "search.html", q=q, hits=hits, empty=empty, forgotten=forgotten)
 
     async def sessions(request: Request) -> Response:
@@ -219,4 +229,3 @@ def _warm(memory: _Memory) -> None:
         memory.engine()
     except (FunesError, OSError) as e:
         logging.getLogger(__name__).warning("the memory at %s did not open: %s", memory.config.home, e)
-

@@ -1,0 +1,105 @@
+"""The local page, in a real browser: ``funes-py ui`` started as a process on a memory indexed from a small Claude
+Code history, Debian's chromium driven headless through selenium. Search a fact -> the hit is listed -> its
+conversation opens with the hit turn highlighted and in view -> forget it (confirm page, confirm) -> the
+same search finds nothing. A screenshot of each step lands in tests/artifacts/ui/."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ui_helpers import FACT, FACT_QUERY, FACT_SESSION, build_memory, fact_turn_uuid, running_ui
+
+pytestmark = pytest.mark.models
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+SHOTS = Path(__file__).parent / "artifacts" / "ui"
+
+
+@pytest.fixture
+def browser():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    for tool in (CHROMIUM, CHROMEDRIVER):
+        if not Path(tool).exists():
+            pytest.skip(f"{tool} is not installed (apt-get install chromium chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _shot(driver, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    assert driver.save_screenshot(str(SHOTS / f"{name}.png"))
+
+
+def _search(driver, query: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    box = driver.find_element(By.NAME, "q")
+    box.clear()
+    box.send_keys(query)
+    driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+
+
+def test_search_open_forget_and_search_again(tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    shutil.rmtree(SHOTS, ignore_errors=True)
+    home = build_memory(tmp_path)
+    with running_ui(home) as base:
+        browser.get(base + "/")
+        _shot(browser, "01-search-page")
+
+        _search(browser, FACT_QUERY)
+        hits = browser.find_elements(By.CSS_SELECTOR, "#hits .hit")
+        assert hits, browser.page_source[-2000:]
+        first = hits[0]
+        assert "third rain barrel" in first.find_element(By.CSS_SELECTOR, ".text").text
+        marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
+        assert {"spare", "key", "allotment", "shed"} <= marked
+        assert "/home/ana/projects/garden" in first.text and "UTC" in first.text
+        _shot(browser, "02-hit-listed")
+
+        first.find_element(By.CSS_SELECTOR, "a.session").click()
+        assert f"/c/{FACT_SESSION}" in browser.current_url
+        marked_turn = browser.find_element(By.CSS_SELECTOR, ".turn.highlight")
+        assert marked_turn.get_attribute("id") == f"t-{fact_turn_uuid()}"
+        assert FACT in marked_turn.text
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".turn")) == 4
+        in_view = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight;", marked_turn
+        )
+        assert in_view
+        _shot(browser, "03-conversation-hit-highlighted")
+
+        browser.find_element(By.ID, "forget").click()
+        assert browser.current_url.endswith(f"/c/{FACT_SESSION}/forget")
+        assert "Forget this conversation?" in browser.page_source and "4 turns" in browser.page_source
+        _shot(browser, "04-forget-confirm")
+
+        browser.find_element(By.ID, "confirm").click()
+        notice = browser.find_element(By.ID, "forgotten")
+        assert FACT_SESSION in notice.text
+        _shot(browser, "05-forgotten-notice")
+
+        _search(browser, FACT_QUERY)
+        assert browser.find_elements(By.ID, "nothing"), browser.page_source[-2000:]
+        assert "rain barrel" not in browser.page_source and FACT_SESSION not in browser.page_source
+        _shot(browser, "06-search-again-nothing")
+
+        browser.get(f"{base}/c/{FACT_SESSION}")
+        assert "No such conversation" in browser.page_source
+        browser.get(base + "/sessions")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "tbody tr")) == 2
+        _shot(browser, "07-sessions")
