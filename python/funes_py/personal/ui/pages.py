@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import os
 import threading
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 import jinja2
 from starlette.applications import Starlette
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 HITS = 10  # passages a search lists
 SESSIONS_PER_PAGE = 50
 EXCLUDED_LISTED = 200  # excluded files named on /excluded; the rest are counted
+FORM_LIMIT = 4096  # bytes of a POSTed form
 EXCLUDED_WALK_LIMIT = 200_000  # files looked at under the sources before /excluded stops counting
 
 
@@ -99,6 +101,19 @@ def _excluded_files(config: PersonalConfig) -> _Excluded:
     return out
 
 
+async def _small_form(request: Request) -> dict[str, str]:
+    """A urlencoded form of at most ``FORM_LIMIT`` bytes (the Forget form holds one token), read without
+    python-multipart, which starlette's ``request.form()`` needs; a bigger or other body reads as empty."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        return {}
+    body = b""
+    async for part in request.stream():
+        body += part
+        if len(body) > FORM_LIMIT:
+            return {}
+    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+
+
 def _conversation_url(session_id: str, turn: str | None = None) -> str:
     url = "/c/" + quote(session_id, safe="")
     return url if turn is None else f"{url}?turn={quote(turn, safe='')}#t-{quote(turn, safe='')}"
@@ -111,42 +126,29 @@ def _templates() -> Jinja2Templates:
     return Jinja2Templates(env=env)
 
 
-def app(config: PersonalConfig) -> Starlette:
-    """The page for ``config``'s memory as an ASGI app (``serve`` runs it; tests drive it directly)."""
-    memory = _Memory(config)
-    templates = _templates()
-    token = guards.new_token()
+class _Pages:
+    """The endpoints, over one memory, one set of templates and the process's CSRF token."""
 
-    def page(request: Request, name: str, status: int = 200, **context: Any) -> Response:
-        context.setdefault("home", str(config.home))
-        return templates.TemplateResponse(request, name, {"csrf": token, **context}, status_code=status)
+    def __init__(self, config: PersonalConfig) -> None:
+        self.config = config
+        self.memory = _Memory(config)
+        self.templates = _templates()
+        self.token = guards.new_token()
 
-    def error(request: Request, status: int, title: str, message: str) -> Response:
-        return page(request, "error.html", status, title=title, message=message)
+    def page(self, request: Request, name: str, status: int = 200, **context: Any) -> Response:
+        context = {"home": str(self.config.home), "csrf": self.token, **context}
+        return self.templates.TemplateResponse(request, name, context, status_code=status)
 
-    async def search(request: Request) -> Response:
-        q = request.query_params.get("q", "").strip()
-        forgotten = request.query_params.get("forgotten")
-        eng = await run_in_threadpool(memory.engine)
-        empty = eng is None or (await run_in_threadpool(eng.status)).rows == 0
-        hits: list[Any] = []
-        if q and eng is not None and not empty:
-            hits = await run_in_threadpool(eng.recall, q, recall_options(eng))
-        return page(request, "search.html", q=q, hits=hits, empty=empty, forgotten=forgotten)
+    def error(self, request: Request, status: int, title: str, message: str) -> Response:
+        return self.page(request, "error.html", status, title=title, message=message)
 
-    async def sessions(request: Request) -> Response:
-        eng = await run_in_threadpool(memory.engine)
-        rows = await run_in_threadpool(eng.sessions) if eng is not None else []
-        pages = max(1, math.ceil(len(rows) / SESSIONS_PER_PAGE))
-        try:
-            n = min(max(1, int(request.query_params.get("page", "1"))), pages)
-        except ValueError:
-            n = 1
-        shown = rows[(n - 1) * SESSIONS_PER_PAGE : n * SESSIONS_PER_PAGE]
-        return page(request, "sessions.html", sessions=shown, total=len(rows), page_no=n, pages=pages)
+    def unknown(self, request: Request, session_id: str) -> Response:
+        return self.error(request, 404, "No such conversation",
+                          f"The memory holds no conversation {session_id!r}: it was forgotten, or never stored.")  # fmt: skip
 
-    async def turns_of(session_id: str) -> list[Any] | None:
-        eng = await run_in_threadpool(memory.engine)
+    async def turns_of(self, session_id: str) -> list[Any] | None:
+        """The conversation's turns; None when the memory holds no such conversation."""
+        eng = await run_in_threadpool(self.memory.engine)
         if eng is None:
             return None
         try:
@@ -154,71 +156,92 @@ def app(config: PersonalConfig) -> Starlette:
         except InvalidInputError:  # "session ... not found": forgotten, or never stored
             return None
 
-    def unknown(request: Request, session_id: str) -> Response:
-        return error(request, 404, "No such conversation",
-                     f"The memory holds no conversation {session_id!r}: it was forgotten, or never stored.")  # fmt: skip
+    async def search(self, request: Request) -> Response:
+        q = request.query_params.get("q", "").strip()
+        eng = await run_in_threadpool(self.memory.engine)
+        empty = eng is None or (await run_in_threadpool(eng.status)).rows == 0
+        hits: list[Any] = []
+        if q and eng is not None and not empty:
+            hits = await run_in_threadpool(eng.recall, q, recall_options(eng))
+        return self.page(request, "search.html", q=q, hits=hits, empty=empty, forgotten=request.query_params.get("forgotten"))
 
-    async def conversation(request: Request) -> Response:
+    async def sessions(self, request: Request) -> Response:
+        eng = await run_in_threadpool(self.memory.engine)
+        rows = await run_in_threadpool(eng.sessions) if eng is not None else []
+        pages = max(1, math.ceil(len(rows) / SESSIONS_PER_PAGE))
+        try:
+            n = min(max(1, int(request.query_params.get("page", "1"))), pages)
+        except ValueError:
+            n = 1
+        shown = rows[(n - 1) * SESSIONS_PER_PAGE : n * SESSIONS_PER_PAGE]
+        return self.page(request, "sessions.html", sessions=shown, total=len(rows), page_no=n, pages=pages)
+
+    async def conversation(self, request: Request) -> Response:
         sid = request.path_params["session_id"]
-        turns = await turns_of(sid)
+        turns = await self.turns_of(sid)
         if not turns:
-            return unknown(request, sid)
-        return page(request, "conversation.html", session_id=sid, turns=turns, hit=request.query_params.get("turn"),
-                    q=request.query_params.get("q", ""))  # fmt: skip
+            return self.unknown(request, sid)
+        return self.page(request, "conversation.html", session_id=sid, turns=turns, hit=request.query_params.get("turn"))
 
-    async def forget(request: Request) -> Response:
+    async def forget(self, request: Request) -> Response:
+        """GET: the confirmation page. POST (token and origin checked first): forget, then back to search."""
         sid = request.path_params["session_id"]
         if request.method == "POST":
-            why = guards.check_post(request, await request.form(), token)
+            why = guards.check_post(request, await _small_form(request), self.token)
             if why is not None:
-                return error(request, 403, "Not forgotten", why)
-        turns = await turns_of(sid)
+                return self.error(request, 403, "Not forgotten", why)
+        turns = await self.turns_of(sid)
         if not turns:
-            return unknown(request, sid)
+            return self.unknown(request, sid)
         if request.method == "GET":
-            return page(request, "forget.html", session_id=sid, turns=len(turns), first=turns[0].ts, last=turns[-1].ts)
-        eng = await run_in_threadpool(memory.engine)
+            return self.page(request, "forget.html", session_id=sid, turns=len(turns), first=turns[0].ts, last=turns[-1].ts)
+        eng = await run_in_threadpool(self.memory.engine)
         await run_in_threadpool(eng.forget, sid)  # type: ignore[union-attr]
         return RedirectResponse("/?forgotten=" + quote(sid, safe=""), status_code=303)
 
-    async def excluded(request: Request) -> Response:
-        found = await run_in_threadpool(_excluded_files, config)
-        roots = [str(r) for r in config.roots()]
-        return page(request, "excluded.html", config=config, roots=roots, found=found)
+    async def excluded(self, request: Request) -> Response:
+        found = await run_in_threadpool(_excluded_files, self.config)
+        roots = [str(r) for r in self.config.roots()]
+        return self.page(request, "excluded.html", config=self.config, roots=roots, found=found)
 
-    async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ready", "home": str(config.home)})
+    async def healthz(self, request: Request) -> Response:
+        return JSONResponse({"status": "ready", "home": str(self.config.home)})
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        detail = exc.detail if isinstance(exc, HTTPException) else ""
+    # --- errors: a page with a sentence, never a traceback (that goes to the terminal) -------------------
+
+    async def not_found(self, request: Request, exc: Exception) -> Response:
         if isinstance(exc, HTTPException) and exc.status_code == 405:
-            return error(request, 405, "Not allowed", f"{request.method} is not how this page is used.")
-        return error(request, 404, "Not found", f"Nothing here at {request.url.path} ({detail}).")
+            return self.error(request, 405, "Not allowed", f"{request.method} is not how this page is used.")
+        return self.error(request, 404, "Not found", f"Nothing here at {request.url.path}.")
 
-    async def engine_error(request: Request, exc: Exception) -> Response:
+    async def engine_error(self, request: Request, exc: Exception) -> Response:
         if isinstance(exc, MemoryLockedError):
-            return error(request, 409, "The memory is busy", f"{exc} Try again in a moment.")
-        return error(request, 500, "The memory could not answer", f"{type(exc).__name__}: {exc}")
+            return self.error(request, 409, "The memory is busy", f"{exc} Try again in a moment.")
+        return self.error(request, 500, "The memory could not answer", f"{type(exc).__name__}: {exc}")
 
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        return error(request, 500, "Something went wrong", f"{type(exc).__name__}: {exc} (the details are on the terminal)")
+    async def unexpected(self, request: Request, exc: Exception) -> Response:
+        return self.error(request, 500, "Something went wrong", f"{type(exc).__name__}: {exc} (the details are on the terminal)")
 
     @asynccontextmanager
-    async def lifespan(_app: Starlette) -> Any:
-        await run_in_threadpool(_warm, memory)  # the models load before the first search, not during it
+    async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        await run_in_threadpool(_warm, self.memory)  # the models load before the first search, not during it
         yield
 
+
+def app(config: PersonalConfig) -> Starlette:
+    """The page for ``config``'s memory as an ASGI app (``serve`` runs it; tests drive it directly)."""
+    p = _Pages(config)
     routes = [
-        Route("/", search),
-        Route("/sessions", sessions),
-        Route("/excluded", excluded),
-        Route("/healthz", healthz),
-        Route("/c/{session_id:path}/forget", forget, methods=["GET", "POST"]),
-        Route("/c/{session_id:path}", conversation),
+        Route("/", p.search),
+        Route("/sessions", p.sessions),
+        Route("/excluded", p.excluded),
+        Route("/healthz", p.healthz),
+        Route("/c/{session_id:path}/forget", p.forget, methods=["GET", "POST"]),
+        Route("/c/{session_id:path}", p.conversation),
     ]
-    handlers: dict[Any, Any] = {404: not_found, 405: not_found, FunesError: engine_error, Exception: unexpected}
+    handlers: dict[Any, Any] = {404: p.not_found, 405: p.not_found, FunesError: p.engine_error, Exception: p.unexpected}
     return Starlette(routes=routes, middleware=[Middleware(guards.LoopbackHostOnly)], exception_handlers=handlers,
-                     lifespan=lifespan)  # fmt: skip
+                     lifespan=p.lifespan)  # fmt: skip
 
 
 def _warm(memory: _Memory) -> None:
