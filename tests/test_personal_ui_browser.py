@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -43,13 +44,25 @@ def _shot(driver, name: str) -> None:
     assert driver.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
+def _follow(driver, element) -> None:
+    """Clicks ``element`` and waits for the next page to replace this one."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def _search(driver, query: str) -> None:
     from selenium.webdriver.common.by import By
 
     box = driver.find_element(By.NAME, "q")
     box.clear()
     box.send_keys(query)
-    driver.find_element(By.CSS_SELECTOR, "form.search button").click()
+    _follow(driver, driver.find_element(By.CSS_SELECTOR, "form.search button"))
 
 
 def test_search_open_forget_and_search_again(tmp_path, browser):
@@ -71,7 +84,7 @@ def test_search_open_forget_and_search_again(tmp_path, browser):
         assert "/home/ana/projects/garden" in first.text and "UTC" in first.text
         _shot(browser, "02-hit-listed")
 
-        first.find_element(By.CSS_SELECTOR, "a.session").click()
+        _follow(browser, first.find_element(By.CSS_SELECTOR, "a.session"))
         assert f"/c/{FACT_SESSION}" in browser.current_url
         marked_turn = browser.find_element(By.CSS_SELECTOR, ".turn.highlight")
         assert marked_turn.get_attribute("id") == f"t-{fact_turn_uuid()}"
@@ -83,12 +96,13 @@ def test_search_open_forget_and_search_again(tmp_path, browser):
         assert in_view
         _shot(browser, "03-conversation-hit-highlighted")
 
-        browser.find_element(By.ID, "forget").click()
-        assert browser.current_url.endswith(f"/c/{FACT_SESSION}/forget")
+        _follow(browser, browser.find_element(By.ID, "forget"))
+        assert urlsplit(browser.current_url).path == f"/c/{FACT_SESSION}/forget"  # a GET form adds a bare "?"
         assert "Forget this conversation?" in browser.page_source and "4 turns" in browser.page_source
         _shot(browser, "04-forget-confirm")
 
-        browser.find_element(By.ID, "confirm").click()
+        _follow(browser, browser.find_element(By.ID, "confirm"))
+        assert browser.find_elements(By.ID, "forgotten"), browser.page_source[-1500:]
         notice = browser.find_element(By.ID, "forgotten")
         assert FACT_SESSION in notice.text
         _shot(browser, "05-forgotten-notice")
