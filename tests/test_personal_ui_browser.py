@@ -66,54 +66,63 @@ def _search(driver, query: str) -> None:
 
 
 def test_search_open_forget_and_search_again(tmp_path, browser):
-    from selenium.webdriver.common.by import By
-
     shutil.rmtree(SHOTS, ignore_errors=True)
     home = build_memory(tmp_path)
     with running_ui(home) as base:
-        browser.get(base + "/")
-        _shot(browser, "01-search-page")
+        try:
+            _walk(browser, base)
+        except Exception:  # the page as it stood, for whoever reads the failure
+            _shot(browser, "99-failure")
+            (SHOTS / "99-failure.html").write_text(browser.page_source, encoding="utf-8")
+            raise
 
-        _search(browser, FACT_QUERY)
-        hits = browser.find_elements(By.CSS_SELECTOR, "#hits .hit")
-        assert hits, browser.page_source[-2000:]
-        first = hits[0]
-        assert "third rain barrel" in first.find_element(By.CSS_SELECTOR, ".text").text
-        marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
-        assert {"spare", "key", "allotment", "shed"} <= marked
-        assert "/home/ana/projects/garden" in first.text and "UTC" in first.text
-        _shot(browser, "02-hit-listed")
 
-        _follow(browser, first.find_element(By.CSS_SELECTOR, "a.session"))
-        assert f"/c/{FACT_SESSION}" in browser.current_url
-        marked_turn = browser.find_element(By.CSS_SELECTOR, ".turn.highlight")
-        assert marked_turn.get_attribute("id") == f"t-{fact_turn_uuid()}"
-        assert FACT in marked_turn.text
-        assert len(browser.find_elements(By.CSS_SELECTOR, ".turn")) == 4
-        in_view = browser.execute_script(
-            "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight;", marked_turn
-        )
-        assert in_view
-        _shot(browser, "03-conversation-hit-highlighted")
+def _walk(browser, base: str) -> None:
+    from selenium.webdriver.common.by import By
 
-        _follow(browser, browser.find_element(By.ID, "forget"))
-        assert urlsplit(browser.current_url).path == f"/c/{FACT_SESSION}/forget"  # a GET form adds a bare "?"
-        assert "Forget this conversation?" in browser.page_source and "4 turns" in browser.page_source
-        _shot(browser, "04-forget-confirm")
+    browser.get(base + "/")
+    _shot(browser, "01-search-page")
 
-        _follow(browser, browser.find_element(By.ID, "confirm"))
-        assert browser.find_elements(By.ID, "forgotten"), browser.page_source[-1500:]
-        notice = browser.find_element(By.ID, "forgotten")
-        assert FACT_SESSION in notice.text
-        _shot(browser, "05-forgotten-notice")
+    _search(browser, FACT_QUERY)
+    hits = browser.find_elements(By.CSS_SELECTOR, "#hits .hit")
+    assert hits, browser.page_source[-2000:]
+    first = hits[0]
+    assert "third rain barrel" in first.find_element(By.CSS_SELECTOR, ".text").text
+    marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
+    assert {"spare", "key", "allotment", "shed"} <= marked
+    assert "/home/ana/projects/garden" in first.text and "UTC" in first.text
+    _shot(browser, "02-hit-listed")
 
-        _search(browser, FACT_QUERY)
-        assert browser.find_elements(By.ID, "nothing"), browser.page_source[-2000:]
-        assert "rain barrel" not in browser.page_source and FACT_SESSION not in browser.page_source
-        _shot(browser, "06-search-again-nothing")
+    _follow(browser, first.find_element(By.CSS_SELECTOR, "a.session"))
+    assert f"/c/{FACT_SESSION}" in browser.current_url
+    marked_turn = browser.find_element(By.CSS_SELECTOR, ".turn.highlight")
+    assert marked_turn.get_attribute("id") == f"t-{fact_turn_uuid()}"
+    assert FACT in marked_turn.text
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".turn")) == 4
+    in_view = browser.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight;", marked_turn
+    )
+    assert in_view
+    _shot(browser, "03-conversation-hit-highlighted")
 
-        browser.get(f"{base}/c/{FACT_SESSION}")
-        assert "No such conversation" in browser.page_source
-        browser.get(base + "/sessions")
-        assert len(browser.find_elements(By.CSS_SELECTOR, "tbody tr")) == 2
-        _shot(browser, "07-sessions")
+    _follow(browser, browser.find_element(By.ID, "forget"))
+    assert urlsplit(browser.current_url).path == f"/c/{FACT_SESSION}/forget"  # a GET form adds a bare "?"
+    assert "Forget this conversation?" in browser.page_source and "4 turns" in browser.page_source
+    _shot(browser, "04-forget-confirm")
+
+    _follow(browser, browser.find_element(By.ID, "confirm"))
+    assert browser.find_elements(By.ID, "forgotten"), browser.page_source[-1500:]
+    notice = browser.find_element(By.ID, "forgotten")
+    assert FACT_SESSION in notice.text
+    _shot(browser, "05-forgotten-notice")
+
+    _search(browser, FACT_QUERY)
+    assert browser.find_elements(By.ID, "nothing"), browser.page_source[-2000:]
+    assert "rain barrel" not in browser.page_source and FACT_SESSION not in browser.page_source
+    _shot(browser, "06-search-again-nothing")
+
+    browser.get(f"{base}/c/{FACT_SESSION}")
+    assert "No such conversation" in browser.page_source
+    browser.get(base + "/sessions")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "tbody tr")) == 2
+    _shot(browser, "07-sessions")
