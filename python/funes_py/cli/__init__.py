@@ -4,7 +4,7 @@
 
 Placement: ``memory`` holds the commands on one memory (index, recall, get, scan, sessions, sketch, status,
 forget), ``portable`` export and import, ``personal`` sync, mcp and setup, ``models`` the model commands, ``exits`` the exit codes, ``funes_py.sources.cli`` the ``sources``
-listing; ``serve``, ``demo`` and ``proxy`` own
+listing, ``ui`` the local page; ``serve``, ``demo`` and ``proxy`` own
 their flags (``funes_py.server``, ``funes_py.proxy``).
 """
 
@@ -32,7 +32,7 @@ def _common(default: object) -> argparse.ArgumentParser:
 def parser() -> argparse.ArgumentParser:
     from .. import _funes
     from ..sources import cli as sources_cli
-    from . import memory, models, personal, portable
+    from . import memory, models, personal, portable, ui
 
     p = argparse.ArgumentParser(
         prog="funes-py", description="Recall over earlier conversations.", parents=[_common(None)]
@@ -44,6 +44,7 @@ def parser() -> argparse.ArgumentParser:
     portable.add_parsers(sub, common)
     personal.add_parsers(sub, common)
     models.add_parser(sub, common)
+    ui.add_parser(sub, common)
     sources_cli.add_parser(sub)
     for name, help_ in (
         ("serve", "run the MCP recall service"),
@@ -86,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     limit_arenas()  # before an index run's threads allocate (see funes_py.malloc)
     from ..errors import FunesError, MemoryLockedError, ModelMismatchError
     from ..sources import cli as sources_cli
-    from . import memory, models, personal, portable
+    from . import memory, models, personal, portable, ui
 
     try:
         if args.cmd == "models":
@@ -95,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return portable.run(args)
         if args.cmd in personal.COMMANDS:
             return personal.run(args)
+        if args.cmd == "ui":
+            return ui.run(args)
         if args.cmd == "sources":
             return sources_cli.run(args)
         return memory.run(args)
