@@ -284,6 +284,12 @@ def ingest_stall(body: str) -> list[str]:
             f"that recall during the index run that follows: p99 {_span(p99, ' ms')}"]
 
 
+def personal(body: str) -> list[str]:
+    row = table(body, "backfill s")[0]
+    return [f"backfill of a {cell(row, 'tree MB')} MB Claude Code tree: {cell(row, 'backfill s')} s; idle watcher CPU "
+            f"{cell(row, 'idle CPU')}; write to searchable p50 / max {cell(row, 'write to searchable')}"]
+
+
 def soak(body: str) -> list[str]:
     grow = found(r"grows \*\*(\d+ MiB) in (\d+) minutes\*\*", body)
     slope = found(r"slope \*\*([+\d.]+ MiB/min)\*\*", body).group(1)

@@ -173,6 +173,7 @@ _RECORDED = [
     Section("service", "Recall service through MCP", dashboard.service),
     Section("ingest-stall", "Large turns through POST /turns", dashboard.ingest_stall),
     Section("soak", "Soak: mixed ingest and 8 recall clients", dashboard.soak),
+    Section("personal", "One person: sync, the stdio server's watcher", dashboard.personal),
     Section("memory", "One engine's memory while another process writes", dashboard.memory),
     Section("rerank", "Cross-encoder rerank", dashboard.rerank),
     Section("int8", "int8 against fp32 embedders", dashboard.int8),
