@@ -45,9 +45,9 @@ class Privacy:
         """Does this turn line hold the skip marker (anywhere, even inside a private span)?"""
         return self.skip_marker in line
 
-    def keep(self, line: str) -> str | None:
-        """The turn line as it may be stored, or None when nothing of it may."""
-        row: dict[str, Any] = json.loads(line)
+    def keep(self, line: str, row: dict[str, Any] | None = None) -> str | None:
+        """The turn line as it may be stored, or None when nothing of it may. ``row``: the line already parsed."""
+        row = json.loads(line) if row is None else row
         changed = False
         blocks = []
         for b in row.get("blocks", []):
@@ -66,9 +66,4 @@ class Privacy:
             return None
         if not changed:
             return line
-        row["blocks"] = blocks
-        return json.dumps(row, ensure_ascii=False)
-
-
-def session_of(line: str) -> str:
-    return str(json.loads(line).get("session_id", ""))
+        return json.dumps({**row, "blocks": blocks}, ensure_ascii=False)

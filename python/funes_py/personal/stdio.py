@@ -58,6 +58,7 @@ class Memory:
         self.config = config
         self.project = project
         self._ready: asyncio.Future[Any] | None = None
+        self._options: tuple[str, Any] | None = None  # (embedder name, the service's recall options for it)
 
     def start(self) -> None:
         from ..engine import Engine
@@ -71,11 +72,16 @@ class Memory:
         return await asyncio.shield(self._ready)
 
     def options(self, engine: Any, **overrides: Any) -> Any:
-        from ..convert.floors import calibrated_floors
-        from ..server.config import ServiceConfig
+        """The service's recall options for the engine's embedder (made once: a new memory's first sync may
+        choose another embedder), with the call's ``overrides``."""
+        name = engine.models.embedder_name
+        if self._options is None or self._options[0] != name:
+            from ..convert.floors import calibrated_floors
+            from ..server.config import ServiceConfig
 
-        opts = ServiceConfig().recall_options(calibrated_floors(engine.models.embedder_name))
-        return opts.replace(**{k: v for k, v in overrides.items() if v is not None})
+            self._options = (name, ServiceConfig().recall_options(calibrated_floors(name)))
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return self._options[1].replace(**given) if given else self._options[1]
 
 
 async def _client_root(ctx: Context) -> str | None:  # type: ignore[type-arg]

@@ -11,6 +11,7 @@ the batch under way, which the next pass reads again (turns already stored are s
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import time
 from collections.abc import Iterable, Iterator
@@ -24,7 +25,7 @@ from ..sources.registry import get
 from ..sources.tail import Tail, read_from
 from .config import PersonalConfig
 from .cursors import Cursors, FileState
-from .privacy import Privacy, session_of
+from .privacy import Privacy
 
 if TYPE_CHECKING:
     from ..engine import Engine
@@ -63,7 +64,7 @@ def sync(engine: Engine, config: PersonalConfig, paths: Iterable[Path] | None = 
     report = SyncReport()
     cursors = Cursors.load(config.home)
     privacy = Privacy(config.skip_marker, config.private_tag)
-    batch: list[tuple[Unit, int]] = []
+    batch: list[tuple[Unit, str]] = []  # a file and its change stamp, taken before it is read
     size = 0
     for unit in _candidates(config, paths, report):
         try:
@@ -73,9 +74,8 @@ def sync(engine: Engine, config: PersonalConfig, paths: Iterable[Path] | None = 
         known = cursors.files.get(unit.key)
         if known is not None and known.signature == sig:
             continue
-        grown = int(sig.split(":", 1)[0]) - (known.tail.offset if known and known.tail else 0)
-        batch.append((unit, max(grown, 0)))
-        size += max(grown, 0)
+        batch.append((unit, sig))
+        size += max(int(sig.split(":", 1)[0]) - (known.tail.offset if known and known.tail else 0), 0)
         if size >= config.batch_mb * (1 << 20):
             _run(engine, batch, cursors, privacy, report)
             batch, size = [], 0
@@ -103,20 +103,21 @@ def _candidates(config: PersonalConfig, paths: Iterable[Path] | None, report: Sy
         yield unit
 
 
-def _run(engine: Engine, batch: list[tuple[Unit, int]], cursors: Cursors, privacy: Privacy, report: SyncReport) -> None:
+def _run(engine: Engine, batch: list[tuple[Unit, str]], cursors: Cursors, privacy: Privacy, report: SyncReport) -> None:
     """Reads and indexes one batch, then moves its cursors."""
     states: dict[str, FileState] = {}
     marked: set[str] = set()
 
     def items() -> Iterator[tuple[str, None, list[tuple[int, str]], list[tuple[int, str]]]]:
-        for unit, _ in batch:
-            for source in _read(unit, cursors.files.get(unit.key), states, report):
+        for unit, sig in batch:
+            for source in _read(unit, sig, cursors.files.get(unit.key), states, report):
                 lines = []
                 for place, line in source.lines or []:
-                    sid = session_of(line)
+                    row = json.loads(line)
+                    sid = str(row.get("session_id", ""))
                     if privacy.marked(line) and sid not in cursors.skipped:
                         marked.add(sid)
-                    kept = None if sid in cursors.skipped or sid in marked else privacy.keep(line)
+                    kept = None if sid in cursors.skipped or sid in marked else privacy.keep(line, row)
                     if kept is None:
                         report.turns_withheld += 1
                     else:
@@ -139,10 +140,10 @@ def _run(engine: Engine, batch: list[tuple[Unit, int]], cursors: Cursors, privac
     cursors.save()
 
 
-def _read(unit: Unit, known: FileState | None, states: dict[str, FileState], report: SyncReport) -> Iterator[Source]:
-    """The new lines of one file; its next state goes to ``states`` (saved after the commit)."""
+def _read(unit: Unit, sig: str, known: FileState | None, states: dict[str, FileState], report: SyncReport) -> Iterator[Source]:
+    """The new lines of one file, whose change stamp before reading was ``sig`` (lines appended meanwhile make
+    the next pass read again); its next state goes to ``states`` (saved after the commit)."""
     try:
-        sig = unit.signature()  # before reading: lines appended meanwhile make the next pass read again
         fmt_name = known.format if known is not None else None
         fmt = get(fmt_name) if fmt_name else sniff(unit).format
         if fmt is None:
