@@ -58,11 +58,7 @@ class PersonalConfig:
     def roots(self) -> list[Path]:
         """The directories and files a sync reads: the given sources, then each format's default location
         that exists on this machine (a location with a ``*`` segment is expanded)."""
-        out: list[Path] = [p for p in self.sources]
-        if self.default_sources:
-            out.extend(default_locations())
-        seen: set[Path] = set()
-        return [p for p in out if not (p in seen or seen.add(p))]  # type: ignore[func-returns-value]
+        return list(dict.fromkeys([*self.sources, *(default_locations() if self.default_sources else ())]))
 
     def excluded(self, path: str | os.PathLike[str]) -> str | None:
         """The exclude glob that matches ``path`` (its full path, ``~`` expanded), or None."""
@@ -80,14 +76,10 @@ def default_locations() -> list[Path]:
     out: list[Path] = []
     for fmt in FORMATS.values():
         for loc in fmt.locations:
-            base, _, rest = os.path.expanduser(loc).partition("*")
-            if not rest:
-                if Path(base).is_dir():
-                    out.append(Path(base))
-                continue
-            # "~/.cursor/projects/*/agent-transcripts": watch the parent, the project folders come and go
-            if Path(base).is_dir():
-                out.append(Path(base))
+            # "~/.cursor/projects/*/agent-transcripts": the part before the "*", where project folders come and go
+            base = Path(os.path.expanduser(loc).partition("*")[0])
+            if base.is_dir():
+                out.append(base)
     return out
 
 
