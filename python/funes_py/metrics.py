@@ -41,6 +41,8 @@ RECALLS = Counter("funes_recalls", "Recall tool calls by outcome: answered, noth
                   "empty_query, refused_query, timeout, failed", ["outcome"])  # fmt: skip
 RECALL_SECONDS = Histogram("funes_recall_seconds", "Recall tool calls, request to answer (queueing included)",
                            buckets=_LATENCY_BUCKETS)  # fmt: skip
+MCP_POSTS = Counter("funes_mcp_posts", "Authenticated POST /mcp by who answered: fast (a plain recall call, "
+                    "server/mcp_fast.py) or sdk (initialize, tools/list, anything else)", ["path"])  # fmt: skip
 INGEST_REQUESTS = Counter("funes_ingest_requests", "POST /turns by HTTP status", ["status"])
 INGEST_TURNS = Counter("funes_ingest_turns", "Turns stored by POST /turns (resent turns included)")
 INGEST_BYTES = Counter("funes_ingest_bytes", "Bytes of the POST /turns bodies that were stored")

@@ -20,8 +20,9 @@ from ..metrics import route
 from ..metrics_setup import cleanup_multiprocess
 from ..tenancy.auth import TenantTokenVerifier
 from .config import ServiceConfig
+from .mcp_fast import FastRecall
 from .mcp_guard import McpGuard
-from .mcp_tool import build_mcp
+from .mcp_tool import TOOL_NAME, build_mcp
 from .routes import build_routes
 from .service import Service
 
@@ -49,9 +50,12 @@ def create_app(config: ServiceConfig, models: Any = None) -> Starlette:
             await service.stop()
             cleanup_multiprocess()  # the counts die with the process that served them
 
-    # McpGuard answers the transport's own errors (bad bodies, idle streams) before the SDK sees them.
+    # McpGuard answers the transport's own errors (bad bodies, idle streams) before the SDK sees them, and
+    # plain recall calls itself (mcp_fast).
     metrics = route(service.live_metrics, config.metrics_token)
-    app = Starlette(routes=[*build_routes(service, verifier), metrics, Mount("/", app=McpGuard(mcp_app, verifier, config))],
+    fast = FastRecall(service, TOOL_NAME, mcp.settings.transport_security) if config.mcp_fast_path else None
+    guard = McpGuard(mcp_app, verifier, config, fast)
+    app = Starlette(routes=[*build_routes(service, verifier), metrics, Mount("/", app=guard)],
                     lifespan=lifespan)
     app.state.service = service
     return app

@@ -32,8 +32,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..jsonbody import BadRequest, JsonLimits, NotJson, parse_json
+from ..metrics import MCP_POSTS
 from ..tenancy.auth import TenantTokenVerifier, tenant_id
 from .config import ServiceConfig
+from .mcp_fast import FastRecall
 
 log = logging.getLogger("funes_py.server")
 
@@ -43,8 +45,10 @@ INVALID_REQUEST = -32600
 
 
 class McpGuard:
-    def __init__(self, app: ASGIApp, verifier: TenantTokenVerifier, config: ServiceConfig) -> None:
+    def __init__(self, app: ASGIApp, verifier: TenantTokenVerifier, config: ServiceConfig,
+                 fast: FastRecall | None = None) -> None:
         self.app = app
+        self._fast = fast
         self._verifier = verifier
         self._max_body = config.max_mcp_body_bytes
         self._limits = JsonLimits(config.max_json_depth, config.max_json_number_chars)
@@ -65,7 +69,7 @@ class McpGuard:
         if user is None or token is None:  # the SDK answers 401 and reads nothing
             await self.app(scope, receive, send)
         elif scope["method"] == "POST" and _sdk_reads_body(scope):
-            await self._post(scope, receive, send)
+            await self._post(scope, receive, send, user)
         elif scope["method"] == "GET":
             await self._stream(scope, receive, send, token, user)
         else:
@@ -78,7 +82,7 @@ class McpGuard:
         user, expires = found
         return None if expires and expires < int(time.time()) else user
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _post(self, scope: Scope, receive: Receive, send: Send, user: str) -> None:
         declared = dict(scope["headers"]).get(b"content-length", b"")
         if declared.isdigit() and int(declared) > self._max_body:
             await _jsonrpc_error(send, 413, INVALID_REQUEST, f"body larger than {self._max_body} bytes")
@@ -109,6 +113,12 @@ class McpGuard:
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
+        call = self._fast.call_of(message) if self._fast is not None else None
+        if call is not None and self._fast is not None and await self._fast.headers_pass(scope):
+            MCP_POSTS.labels("fast").inc()
+            await self._fast.answer(send, user, *call)
+            return
+        MCP_POSTS.labels("sdk").inc()
         await self.app(scope, _replay(raw, receive), send)
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send, token: str, user: str) -> None:
