@@ -1,12 +1,16 @@
 """Recall service throughput and latency through the MCP endpoint, and resident memory per warm tenant.
 
-    python -m benches.probes.service [--seconds 5] [--clients 1,4,16] [--tenants 1,10,100]
+    python -m benches.probes.service [--seconds 5] [--clients 1,4,16] [--tenants 1,10,100] [--paths fast,sdk]
 
 What is timed: one `tools/call` of `recall_my_conversations` as a real MCP client sees it (HTTP, auth,
 JSON-RPC, engine recall, rendering), with C clients in one asyncio loop, each holding its own session
 and token and calling back to back for `--seconds`, spread over T tenants. Every tenant is warm before
 timing (one recall each), so this is the warm path; the first call of a cold tenant (engine open) is
 reported separately. Excluded: server start-up and indexing.
+
+Paths: `fast` is the service as shipped (a plain recall call answered by the MCP guard, server/mcp_fast.py);
+`sdk` the same server with FUNES_MCP_FAST_PATH=false (every call through the MCP SDK's per-request session).
+Both run in one invocation, on the same memories, one after the other, so their rows compare.
 
 Memory: server RSS with 1 warm tenant and with all tenants warm; the difference divided by the extra
 tenants is the cost of a warm tenant (store handle and caches; the models are shared).
@@ -162,7 +166,9 @@ def main() -> int:
     p.add_argument("--clients", default="1,4,16")
     p.add_argument("--tenants", default="1,10,100")
     p.add_argument("--max-concurrent", type=int, default=4, help="FUNES_MAX_CONCURRENT_RECALLS of the server")
+    p.add_argument("--paths", default="fast,sdk", help="fast: as shipped; sdk: FUNES_MCP_FAST_PATH=false")
     args = p.parse_args()
+    paths = args.paths.split(",")
     clients = [int(x) for x in args.clients.split(",")]
     tenant_counts = [int(x) for x in args.tenants.split(",")]
     n_max = max(tenant_counts)
@@ -178,35 +184,40 @@ def main() -> int:
                         http.post(server.url + "/turns", json=body).raise_for_status()
             server.wait_indexed()
             print(f"ingested {n_max} tenants x 6 conversations in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-            # Indexing opened every tenant: restart so the memory figures start from a cold registry.
-            server.stop()
-            server = Server(data, n_max, args.max_concurrent)
-            tokens = list(server.tokens)
-            rss_0 = server.rss_mib()
-            cold = asyncio.run(warm(server, tokens[:1]))
-            rss_1 = server.rss_mib()
-            rest = asyncio.run(warm(server, tokens[1:]))
-            rss_n = server.rss_mib()
             rows = []
-            for n_t in tenant_counts:
-                for n_c in clients:
-                    r = asyncio.run(cell(server, n_t, n_c, args.seconds))
-                    rows.append((n_t, n_c, r))
-                    print(f"tenants={n_t} clients={n_c}: {r}", file=sys.stderr)
+            for i, path in enumerate(paths):
+                # Indexing opened every tenant: restart so the memory figures start from a cold registry.
+                server.stop()
+                server = Server(data, n_max, args.max_concurrent, {"FUNES_MCP_FAST_PATH": str(path == "fast").lower()})
+                tokens = list(server.tokens)
+                rss_0 = server.rss_mib()
+                cold_i = asyncio.run(warm(server, tokens[:1]))
+                rss_1 = server.rss_mib()
+                rest_i = asyncio.run(warm(server, tokens[1:]))
+                rss_n = server.rss_mib()
+                if i == 0:  # the memory figures of the first path
+                    memory = (rss_0, rss_1, rss_n, cold_i, rest_i)
+                for n_t in tenant_counts:
+                    for n_c in clients:
+                        r = asyncio.run(cell(server, n_t, n_c, args.seconds))
+                        rows.append((path, n_t, n_c, r))
+                        print(f"path={path} tenants={n_t} clients={n_c}: {r}", file=sys.stderr)
         finally:
             server.stop()
 
     print(f"## Recall service through MCP (k=3, candidates=8, no reranker; {args.seconds:.0f} s per cell, "
           f"FUNES_MAX_CONCURRENT_RECALLS={args.max_concurrent}, {os.cpu_count()} CPUs)\n")
-    print("| tenants | clients | recalls/s | p50 ms | p95 ms | calls | errors | server CPU ms/call | client CPU ms/call |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for n_t, n_c, r in rows:
-        print(f"| {n_t} | {n_c} | {r['rps']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['n']} | {r['errors']} "
+    print("| path | tenants | clients | recalls/s | p50 ms | p95 ms | calls | errors | server CPU ms/call | client CPU ms/call |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for path, n_t, n_c, r in rows:
+        print(f"| {path} | {n_t} | {n_c} | {r['rps']:.1f} | {r['p50']:.1f} | {r['p95']:.1f} | {r['n']} | {r['errors']} "
               f"| {r['server_cpu_ms']:.1f} | {r['client_cpu_ms']:.1f} |")
-    busiest = max(rows, key=lambda x: x[2]["rps"])[2]
-    print(f"\nCPU per call at the busiest cell: server {busiest['server_cpu_ms']:.1f} ms, client (same machine) "
-          f"{busiest['client_cpu_ms']:.1f} ms. With the client elsewhere, {os.cpu_count()} cores would serve about "
-          f"{1000 * (os.cpu_count() or 1) / busiest['server_cpu_ms']:.0f} recalls/s (CPU bound, derived, not measured).")
+    for path in paths:
+        busiest = max((x for x in rows if x[0] == path), key=lambda x: x[3]["rps"])[3]
+        print(f"\n{path}: CPU per call at the busiest cell: server {busiest['server_cpu_ms']:.1f} ms, client (same machine) "
+              f"{busiest['client_cpu_ms']:.1f} ms. With the client elsewhere, {os.cpu_count()} cores would serve about "
+              f"{1000 * (os.cpu_count() or 1) / busiest['server_cpu_ms']:.0f} recalls/s (CPU bound, derived, not measured).")
+    rss_0, rss_1, rss_n, cold, rest = memory
     per_tenant = (rss_n - rss_1) / max(1, n_max - 1)
     print(f"\nResident memory: {rss_1:.0f} MiB with 1 warm tenant, {rss_n:.0f} MiB with {n_max} "
           f"({rss_0:.0f} MiB at start, models loaded); about {per_tenant:.1f} MiB per extra warm tenant.")
