@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         "files_excluded": report["files_excluded"], "second_sync_s": round(resync, 2), "second_sync_files_read": again["files_read"],
         "idle_cpu_percent": round(served["idle_cpu_percent"], 3), "idle_seconds": served["idle_seconds"],
         "write_to_searchable_p50_s": round(statistics.median(lat), 3), "write_to_searchable_max_s": round(max(lat), 3),
-        "appends": len(lat), "cores": os.cpu_count(), "load": round(os.getloadavg()[0], 2),
+        "appends": len(lat), "write_to_searchable_s": [round(x, 3) for x in lat],
+        "cores": os.cpu_count(), "load": round(os.getloadavg()[0], 2),
     }  # fmt: skip
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "personal.json").write_text(json.dumps(result, indent=2) + "\n")

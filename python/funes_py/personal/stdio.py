@@ -61,9 +61,7 @@ class Memory:
         self._options: tuple[str, Any] | None = None  # (embedder name, the service's recall options for it)
 
     def start(self) -> None:
-        from ..engine import Engine
-
-        self._ready = asyncio.ensure_future(asyncio.to_thread(Engine, self.config.home))
+        self._ready = asyncio.ensure_future(asyncio.to_thread(_open_warm, self.config.home))
 
     async def engine(self) -> Any:
         if self._ready is None:
@@ -82,6 +80,21 @@ class Memory:
             self._options = (name, ServiceConfig().recall_options(calibrated_floors(name)))
         given = {k: v for k, v in overrides.items() if v is not None}
         return self._options[1].replace(**given) if given else self._options[1]
+
+
+def _open_warm(home: Path) -> Any:
+    """The engine, with one recall already made: the first reads the memory into RAM (the resident copy) and
+    runs the embedder for the first time, 2 to 3 s at 80,000 passages, which the agent's first recall (or the
+    first after a write) would otherwise wait for."""
+    from ..engine import Engine
+    from ..errors import FunesError
+
+    engine = Engine(home)
+    try:
+        engine.recall("warm up", k=1)
+    except FunesError as e:  # an empty or unusual memory: the first real call will say what is wrong
+        log.debug("warm-up recall: %s", e)
+    return engine
 
 
 async def _client_root(ctx: Context) -> str | None:  # type: ignore[type-arg]
