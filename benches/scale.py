@@ -81,6 +81,11 @@ def run(ns: list[int], keep_index: bool = True, locomo_conversations: int | None
                  "quality": [r for r in prev.get("quality", []) if r["n"] not in ns],
                  "haystack": {k: v for k, v in prev.get("haystack", {}).items() if int(k) not in ns},
                  "cost": {k: v for k, v in prev.get("cost", {}).items() if int(k) not in ns}}
+    kept = [s["n"] for s in out["sizes"]]
+    if kept:  # where the kept sizes were measured: the earlier run's own note, else its provenance
+        meta = prev.get("meta", {})
+        out["earlier"] = prev.get("earlier") or {k: meta.get(k) for k in ("command", "date", "git", "machine", "loadavg")}
+        out["earlier"]["sizes"] = kept
     for n in ns:
         t = time.perf_counter()
         home_root, home = indexed_household(n, models, keep_index)
@@ -108,6 +113,12 @@ def render(data: dict) -> str:
     out = ("hit@1 / @3 / @8 in % (library: k 8; service: k 3, its floors), the service's out-of-domain \"nothing\" rate; "
            "home = the household history (held out), ops = the operations history (tuning). LoCoMo R@5 / R@10: "
            "turn recall of its questions with their conversation indexed inside that memory.\n\n")  # fmt: skip
+    earlier = data.get("earlier")
+    if earlier:
+        load = earlier.get("loadavg")
+        out += (f"Rows of {', '.join(f'{n:,}' for n in earlier['sizes'])} conversations: an earlier run, `{earlier['command']}`, "
+                f"{earlier['date']}, git {earlier['git']}, {earlier['machine']}"
+                + (f", load average {load[0]:.1f} at the end" if load else "") + ".\n\n")  # fmt: skip
     out += ("| conversations | passages | home close library | home close service | home reworded library | "
             "home reworded service | home ood nothing | ops close library | ops reworded library | LoCoMo R@5 / R@10 |\n"
             "|---|---|---|---|---|---|---|---|---|---|\n")  # fmt: skip
