@@ -16,6 +16,8 @@ gives a response, logged at DEBUG. Good bodies are replayed to the SDK unchanged
 one but keep-alive pings: it only holds a connection. Each token may hold `mcp_streams_per_token` at once
 (429 beyond), and a stream that carried nothing but pings for `mcp_stream_idle_s` is ended.
 
+A plain `tools/call` of the recall tool is answered here too, without the SDK (`mcp_fast`).
+
 Requests without a valid token pass straight through: the SDK answers them 401 before reading anything.
 """
 
@@ -113,10 +115,10 @@ class McpGuard:
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
-        call = self._fast.call_of(message) if self._fast is not None else None
-        if call is not None and self._fast is not None and await self._fast.headers_pass(scope):
+        fast = self._fast
+        if fast is not None and (call := fast.call_of(message)) is not None and await fast.headers_pass(scope):
             MCP_POSTS.labels("fast").inc()
-            await self._fast.answer(send, user, *call)
+            await fast.answer(send, user, *call)
             return
         MCP_POSTS.labels("sdk").inc()
         await self.app(scope, _replay(raw, receive), send)
