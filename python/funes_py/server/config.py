@@ -43,6 +43,10 @@ DEFAULT_MAX_CONCURRENT_RECALLS = 4
 # each is the most recalls per core (the library's default of 2 is for the lowest latency on an idle machine).
 DEFAULT_QUERY_THREADS = 1
 DEFAULT_RECALL_TIMEOUT_S = 10.0
+# A tenant's first recall after its engine opens reads the memory into RAM (the resident copy): 2 s at 70,000
+# passages, 13 s at 700,000 (benches/RESULTS.md, "Recall as memories grow"). Under FUNES_RECALL_TIMEOUT_S a
+# large memory's first call answered "unavailable" while the copy went on loading; it gets this long instead.
+DEFAULT_RECALL_COLD_TIMEOUT_S = 120.0
 
 # Tenants.
 DEFAULT_MAX_OPEN_TENANTS = 64
@@ -145,6 +149,9 @@ class ServiceConfig:
         "FUNES_MAX_CONCURRENT_RECALLS", DEFAULT_MAX_CONCURRENT_RECALLS, "recalls running at once (threads)"
     )
     recall_timeout_s: float = env_field("FUNES_RECALL_TIMEOUT_S", DEFAULT_RECALL_TIMEOUT_S, "per call, queueing included")
+    recall_cold_timeout_s: float = env_field(
+        "FUNES_RECALL_COLD_TIMEOUT_S", DEFAULT_RECALL_COLD_TIMEOUT_S, "a tenant's first recall after its engine opens (reads the memory)"
+    )
 
     max_open_tenants: int = env_field("FUNES_MAX_OPEN_TENANTS", DEFAULT_MAX_OPEN_TENANTS, "warm engines kept")
     tenant_idle_s: float = env_field("FUNES_TENANT_IDLE_S", DEFAULT_TENANT_IDLE_S, "an engine unused this long is closed")
@@ -194,6 +201,7 @@ class ServiceConfig:
             "FUNES_RECALL_MAX_CHARS": self.recall_max_chars,
             "FUNES_MAX_CONCURRENT_RECALLS": self.max_concurrent_recalls,
             "FUNES_RECALL_TIMEOUT_S": self.recall_timeout_s,
+            "FUNES_RECALL_COLD_TIMEOUT_S": self.recall_cold_timeout_s,
             "FUNES_MAX_OPEN_TENANTS": self.max_open_tenants,
             "FUNES_INDEX_WORKERS": self.index_workers,
             "FUNES_MAX_BODY_BYTES": self.max_body_bytes,

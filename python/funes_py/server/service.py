@@ -122,11 +122,14 @@ class Service:
                 # writes of a replica that died before its first commit for this tenant (shared roots only)
                 self.tenants.reconcile_unopened(tenant)
                 return NO_MEMORY, "no_memory"
-            async with asyncio.timeout(self.config.recall_timeout_s):
+            # A cold tenant's first recall reads its memory into RAM first (seconds for a large one).
+            cold = not self.tenants.registry.is_warm(tenant)
+            limit = max(self.config.recall_timeout_s, self.config.recall_cold_timeout_s) if cold else self.config.recall_timeout_s
+            async with asyncio.timeout(limit):
                 hits = await self.tenants.recall(tenant, query, self._recall_options)
             return format_passages(hits, self.config.recall_max_chars), "answered" if hits else "nothing_found"
         except TimeoutError:
-            log.warning("recall timed out after %.1f s tenant=%s", self.config.recall_timeout_s, tenant)
+            log.warning("recall timed out after %.1f s tenant=%s", limit, tenant)
             ERRORS.labels("recall_timeout").inc()
             return UNAVAILABLE, "timeout"
         except Exception as e:

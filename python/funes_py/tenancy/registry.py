@@ -28,6 +28,7 @@ class _Entry:
     refs: int = 0
     last_used: float = 0.0
     fresh: bool = True  # opened, not yet leased by the caller that asked for it: not evicted for the cap
+    warm: bool = False  # has answered a recall: its memory is in RAM (the resident copy)
 
 
 class TenantRegistry:
@@ -51,6 +52,17 @@ class TenantRegistry:
 
     def open_tenants(self) -> list[str]:
         return list(self._open)
+
+    def is_warm(self, tenant: str) -> bool:
+        """Whether the tenant's engine is open and has answered a recall (see `mark_warm`)."""
+        entry = self._open.get(tenant)
+        return entry is not None and entry.warm
+
+    def mark_warm(self, engine: Any) -> None:
+        """`engine` has answered a recall: later ones read its memory from RAM."""
+        for entry in self._open.values():
+            if entry.engine is engine:
+                entry.warm = True
 
     async def acquire(self, tenant: str) -> tuple[Any, Callable[[], None]]:
         """The tenant's engine and a release function; the engine stays open until release is called.

@@ -109,7 +109,12 @@ class Tenants:
         except BaseException:
             release()
             raise
-        work.add_done_callback(lambda _: loop.call_soon_threadsafe(release))
+        def done(f: Any) -> None:
+            release()
+            if not f.cancelled() and f.exception() is None:
+                self.registry.mark_warm(engine)
+
+        work.add_done_callback(lambda f: loop.call_soon_threadsafe(done, f))
         try:
             return await asyncio.shield(asyncio.wrap_future(work))
         except asyncio.CancelledError:
