@@ -19,6 +19,7 @@ import pytest
 from openai import OpenAI
 from proxy_helpers import SYSTEM, TOOLS, LlamaServer, Proxy, filler, tool_turn
 
+from funes_py.proxy.slots import CHECK_AFTER_S
 from funes_py.tenancy.auth import tenant_id
 
 pytestmark = pytest.mark.models
@@ -117,6 +118,9 @@ def test_slot_autosave_then_kill_9_then_restore_reads_only_the_new_tokens(llama,
         assert saved, "the slot file is in llama-server's --slot-save-path"
         llama.kill()  # kill -9
         llama.start()
+        # Within CHECK_AFTER_S of its last request the proxy takes the slot to hold what it sent, without asking
+        # (proxy/slots.py); a restart quicker than that (a 135M model on a quiet machine: 0.4 s) goes unseen.
+        time.sleep(CHECK_AFTER_S)
         history += [{"role": "user", "content": "Which module is longest?"}, first.json()["choices"][0]["message"],
                     {"role": "user", "content": "And the shortest?"}]  # fmt: skip
         second = proxy.chat(history, tools=TOOLS, max_tokens=8)
