@@ -18,7 +18,6 @@ from service_helpers import ALICE, CAROL, Server, ingest_demo
 pytestmark = pytest.mark.models
 
 
-
 def headers(token: str = ALICE, **extra: str) -> dict[str, str]:
     return {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
             "Authorization": f"Bearer {token}", "mcp-protocol-version": "2025-06-18", **extra}  # fmt: skip

@@ -79,7 +79,8 @@ DEFAULT_MCP_STREAMS_PER_TOKEN = 2
 DEFAULT_MCP_STREAM_IDLE_S = 60.0
 
 # Plain `tools/call`s of the recall tool answered by the guard rather than the SDK's per-request session
-# (server/mcp_fast.py): same bytes, about a millisecond less CPU a call. Off only to compare the two.
+# (server/mcp_fast.py): the same JSON, about 2 ms less server CPU a call (5.4 -> 3.3 ms at 16 clients, RESULTS
+# "Recall service through MCP"). Off only to compare the two.
 DEFAULT_MCP_FAST_PATH = True
 
 DEFAULT_LOG_LEVEL = "INFO"

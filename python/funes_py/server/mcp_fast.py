@@ -6,7 +6,7 @@ task group, memory streams for the messages, validates the body into its pydanti
 result), runs the tool through FastMCP's argument model, and tears it all down. Under 16 clients that
 machinery took about 30% of the server's samples (py-spy), more than a third of the engine's own time per
 call. The guard has already read, parsed and authenticated the body, so the one call that matters is
-answered here with the same bytes the SDK would send (a test compares both paths on the same calls).
+answered here with the JSON the SDK would send (a test compares both paths on the same calls).
 
 Only a plain call takes this path: a single JSON-RPC request (no batch), method `tools/call`, params with
 exactly the tool's name and `{"query": <string>}` as arguments, a supported protocol version header, and

@@ -58,11 +58,12 @@ class TenantRegistry:
         entry = self._open.get(tenant)
         return entry is not None and entry.warm
 
-    def mark_warm(self, engine: Any) -> None:
-        """`engine` has answered a recall: later ones read its memory from RAM."""
-        for entry in self._open.values():
-            if entry.engine is engine:
-                entry.warm = True
+    def mark_warm(self, tenant: str, engine: Any) -> None:
+        """The tenant's `engine` has answered a recall: later ones read its memory from RAM (nothing if the
+        tenant has since been closed or reopened with another engine)."""
+        entry = self._open.get(tenant)
+        if entry is not None and entry.engine is engine:
+            entry.warm = True
 
     async def acquire(self, tenant: str) -> tuple[Any, Callable[[], None]]:
         """The tenant's engine and a release function; the engine stays open until release is called.

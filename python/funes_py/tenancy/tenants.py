@@ -112,7 +112,7 @@ class Tenants:
         def done(f: Any) -> None:
             release()
             if not f.cancelled() and f.exception() is None:
-                self.registry.mark_warm(engine)
+                self.registry.mark_warm(tenant, engine)
 
         work.add_done_callback(lambda f: loop.call_soon_threadsafe(done, f))
         try:
