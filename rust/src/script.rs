@@ -143,18 +143,16 @@ impl Scripts {
     }
 
     /// The share of `text`'s letters written in a script this model reads: 1 for a text without letters
-    /// (digits and symbols mean the same in every script).
+    /// (digits and symbols mean the same in every script). Only the letters of words count (`word_letters`):
+    /// a code such as `N-25` reads the same in every language.
     pub fn share_read(&self, text: &str) -> f32 {
-        let (mut letters, mut read) = (0usize, 0usize);
-        for s in text.chars().filter_map(Script::of) {
-            letters += 1;
-            read += usize::from(self.reads(s));
-        }
+        let counts = word_letters(text);
+        let letters: usize = counts.iter().sum();
         if letters == 0 {
-            1.0
-        } else {
-            read as f32 / letters as f32
+            return 1.0;
         }
+        let read: usize = ALL.iter().zip(counts).filter(|(s, _)| self.reads(**s)).map(|(_, n)| n).sum();
+        read as f32 / letters as f32
     }
 
     /// The scripts read, by name.
@@ -163,12 +161,44 @@ impl Scripts {
     }
 }
 
-/// How many of a text's letters each script holds, by script name, most first (ties by name).
-pub fn letters_by_script(text: &str) -> Vec<(&'static str, usize)> {
+/// Whether a character can be part of a code: ASCII letters and digits and the marks that join them
+/// (`MT-4471`, `v2.3`, `eu_west_1`, `S3`).
+fn in_code(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | ':' | '#')
+}
+
+/// How many letters of `text`'s words each script holds (by `Script::index`). The letters of a code, a run
+/// of `in_code` characters holding a digit (`N-25`, `MT-4471`, `GPT-4o`), do not count: a code means the same
+/// in every language, so it says nothing of which one the text is written in, and an English model reading
+/// the `N` of `N-25 교정 보고서 담당자` reads none of the question (the identifier bonus and BM25 weigh codes).
+fn word_letters(text: &str) -> [usize; ALL.len()] {
     let mut counts = [0usize; ALL.len()];
-    for s in text.chars().filter_map(Script::of) {
-        counts[s.index()] += 1;
+    let (mut run_letters, mut run_digit) = (0usize, false);
+    let flush = |counts: &mut [usize; ALL.len()], letters: &mut usize, digit: &mut bool| {
+        if !*digit {
+            counts[Script::Latin.index()] += *letters;
+        }
+        (*letters, *digit) = (0, false);
+    };
+    for c in text.chars() {
+        if in_code(c) {
+            run_letters += usize::from(c.is_ascii_alphabetic());
+            run_digit |= c.is_ascii_digit();
+            continue;
+        }
+        flush(&mut counts, &mut run_letters, &mut run_digit);
+        if let Some(s) = Script::of(c) {
+            counts[s.index()] += 1;
+        }
     }
+    flush(&mut counts, &mut run_letters, &mut run_digit);
+    counts
+}
+
+/// How many of a text's word letters (`word_letters`: not a code's) each script holds, by script name, most
+/// first (ties by name).
+pub fn letters_by_script(text: &str) -> Vec<(&'static str, usize)> {
+    let counts = word_letters(text);
     let mut out: Vec<(&'static str, usize)> = ALL.iter().zip(counts).filter(|(_, n)| *n > 0).map(|(s, n)| (s.name(), n)).collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     out
@@ -201,14 +231,20 @@ mod tests {
         assert!(!s.reads(Script::Hangul) && !s.reads(Script::Han));
         assert_eq!(s.names(), ["Latin"]);
         assert_eq!(s.share_read("MT-4471 seal leak"), 1.0);
-        assert_eq!(s.share_read("P-003 펌프"), 1.0 / 3.0, "P read; 펌, 프 not");
+        assert_eq!(s.share_read("pump 펌프"), 4.0 / 6.0, "pump read; 펌, 프 not");
+        assert_eq!(s.share_read("P-003 펌프"), 0.0, "a code's letters are no word's: 펌프 alone counts");
+        assert_eq!(s.share_read("N-25의 교정 보고서"), 0.0, "the code ends where the Hangul starts");
+        assert_eq!(s.share_read("S3 버킷 bucket"), 6.0 / 8.0);
+        assert_eq!(s.share_read("MT-4471"), 1.0, "a code alone: nothing to misread");
         assert_eq!(s.share_read("12:30 -- 7"), 1.0, "no letters: nothing to misread");
         assert_eq!(Scripts::all().share_read("펌프"), 1.0);
     }
 
     #[test]
     fn letters_are_counted_by_script() {
-        assert_eq!(letters_by_script("P-003 펌프가 새요"), [("Hangul", 5), ("Latin", 1)]);
+        assert_eq!(letters_by_script("P-003 펌프가 새요"), [("Hangul", 5)], "P-003 is a code, not a word");
+        assert_eq!(letters_by_script("pump P-003 펌프가"), [("Latin", 4), ("Hangul", 3)]);
+        assert_eq!(letters_by_script("型番ABC123の件"), [("Han", 3), ("Kana", 1)], "a code inside unspaced text");
         assert!(letters_by_script("12:30").is_empty());
     }
 }
