@@ -149,6 +149,16 @@ class Engine:
             opts = opts.replace(**overrides)
         return self._inner.recall(query, opts)
 
+    def warm(self) -> None:
+        """Does now what the first recall would: reads the memory into RAM (the resident copy a warm engine
+        searches) and runs the embedder once. The first recall otherwise pays for both: 0.2 s at 7,000
+        passages, 13 s at 700,000. On a memory with no data yet it only loads the embedder."""
+        self._inner.warm()
+
+    def is_warm(self) -> bool:
+        """Whether the memory is in RAM (after ``warm`` or a recall); false for a memory with no data yet."""
+        return self._inner.is_warm()
+
     def recall_many(self, queries: Sequence[str], options: RecallOptions | None = None, **overrides: Any) -> list[list[Hit]]:
         """``recall`` of each query with the same options, in order: the queries are embedded together first
         (one pass over many short queries costs about what a pass over one does), so a batch of questions

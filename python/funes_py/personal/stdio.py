@@ -83,17 +83,16 @@ class Memory:
 
 
 def _open_warm(home: Path) -> Any:
-    """The engine, with one recall already made: the first reads the memory into RAM (the resident copy) and
-    runs the embedder for the first time, 2 to 3 s at 80,000 passages, which the agent's first recall (or the
-    first after a write) would otherwise wait for."""
+    """The engine, warmed (`Engine.warm`): the first recall reads the memory into RAM and runs the embedder
+    for the first time, 2 to 3 s at 80,000 passages, which the agent's first question would otherwise wait for."""
     from ..engine import Engine
     from ..errors import FunesError
 
     engine = Engine(home)
     try:
-        engine.recall("warm up", k=1)
-    except FunesError as e:  # an empty or unusual memory: the first real call will say what is wrong
-        log.debug("warm-up recall: %s", e)
+        engine.warm()
+    except FunesError as e:  # an unusual memory: the first real call will say what is wrong
+        log.debug("warm-up: %s", e)
     return engine
 
 

@@ -148,6 +148,21 @@ impl Engine {
         Ok(lock)
     }
 
+    /// Does now what the first recall would: reads the memory into RAM (the resident copy) and runs the
+    /// query embedder once. At 700,000 passages that first recall took 13 s against 9 ms for the next; a
+    /// server calls this when it opens an engine, so that no user's question waits for it.
+    pub fn warm(&self) -> Result<()> {
+        drop(block_on(self.memory.ensure_resident())?);
+        self.models.embedder.embed_query("warm")?;
+        Ok(())
+    }
+
+    /// Whether this engine holds its memory in RAM (after `warm` or a recall; false for a memory with no data
+    /// yet). Another process's later commit is read in at the next recall, a step as small as the commit.
+    pub fn is_warm(&self) -> bool {
+        self.memory.resident().is_some()
+    }
+
     pub fn recall(&self, query: &str, opts: &RecallOptions) -> Result<Vec<Hit>> {
         block_on(search::recall(&self.memory, &self.models, query, opts))
     }

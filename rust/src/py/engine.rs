@@ -97,6 +97,16 @@ impl Engine {
         py.detach(|| inner.unchanged(&pairs)).map_err(to_py)
     }
 
+    /// Reads the memory into RAM and runs the embedder once (`Engine::warm`).
+    fn warm(&self, py: Python<'_>) -> PyResult<()> {
+        let inner = self.inner.clone();
+        py.detach(|| inner.warm()).map_err(to_py)
+    }
+
+    fn is_warm(&self) -> bool {
+        self.inner.is_warm()
+    }
+
     /// Recall with a `funes_py.RecallOptions`.
     fn recall(&self, py: Python<'_>, query: String, options: RecallArgs) -> PyResult<Vec<classes::Hit>> {
         let opts = options.into_core()?;
