@@ -195,6 +195,21 @@ impl Resident {
         self.vectors.cosine(i, query)
     }
 
+    /// What a filter tests of row `i`.
+    pub fn view(&self, i: usize) -> RowView<'_> {
+        self.rows.view(i)
+    }
+
+    /// Row `i`'s turn's place in its session.
+    pub fn seq(&self, i: usize) -> i64 {
+        self.rows.seq(i)
+    }
+
+    /// The rows of the turns just before and after row `i`'s, in its session.
+    pub fn adjacent(&self, i: usize) -> Vec<usize> {
+        self.rows.adjacent(i)
+    }
+
     /// Every row of a session, in the order they were added.
     pub fn session(&self, session_id: &str) -> Vec<StoredChunk> {
         self.rows.session(session_id).iter().map(|&i| self.rows.get(i as usize)).collect()

@@ -162,6 +162,18 @@ impl Rows {
         }
     }
 
+    /// Row `i`'s turn's place in its session.
+    pub fn seq(&self, i: usize) -> i64 {
+        self.fixed[i].seq
+    }
+
+    /// The rows of the turns just before and after row `i`'s in its session (sequence numbers one less and
+    /// one more), in the order they were added.
+    pub fn adjacent(&self, i: usize) -> Vec<usize> {
+        let f = &self.fixed[i];
+        self.session_rows[f.session as usize].iter().map(|&j| j as usize).filter(|&j| self.fixed[j].seq.abs_diff(f.seq) == 1).collect()
+    }
+
     /// The row numbers of a session, in the order they were added (none for a session it has no row of).
     pub fn session(&self, session_id: &str) -> &[u32] {
         self.sessions.find(session_id).map_or(&[], |s| &self.session_rows[s as usize])
@@ -222,6 +234,20 @@ mod tests {
         assert_eq!(rows.session("s1"), &[0, 2]);
         assert_eq!(rows.session("s2"), &[1]);
         assert!(rows.session("s3").is_empty());
+    }
+
+    #[test]
+    fn the_adjacent_turns_are_those_one_before_and_one_after_in_the_same_session() {
+        let mut rows = Rows::default();
+        for (id, session, seq) in [("a", "s1", 1), ("b", "s1", 2), ("c", "s1", 3), ("c2", "s1", 3), ("d", "s1", 5), ("e", "s2", 3)] {
+            let mut r = row(id, session, "text", None, None);
+            r.chunk.seq = seq;
+            rows.push(&r);
+        }
+        assert_eq!(rows.adjacent(1), [0, 2, 3], "seq 1 and both chunks of seq 3");
+        assert_eq!(rows.adjacent(0), [1]);
+        assert!(rows.adjacent(4).is_empty(), "seq 5: nothing at 4 or 6");
+        assert!(rows.adjacent(5).is_empty(), "another session's seq 2 and 4 do not count");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::inference::Models;
 use crate::options::{Legs as LegChoice, RecallOptions};
 use crate::record::{RowView, StoredChunk};
-use crate::resident::{code_query, Resident};
+use crate::resident::{code_query, CodedQuery, Resident};
 use crate::store::{Filter, LegResult, Store};
 
 use super::fusion::identifier_share;
@@ -68,6 +68,8 @@ pub(super) struct Legs<'r> {
     pub dense: Vec<usize>,
     pub bm25: Vec<usize>,
     pub rows: Vec<Candidate<'r>>,
+    /// The turns beside a passage, scored as the legs score theirs (the resident copy's; none on Lance's path).
+    pub beside: Option<Beside<'r>>,
     /// The weight of each of the question's word pairs (`proximity::pair_weights`); empty: equal (Lance's
     /// path has no document frequencies at hand).
     pub pair_weights: Vec<f64>,
@@ -77,6 +79,47 @@ impl Legs<'_> {
     /// The scores each leg gave its own list (cosines, BM25 scores), for the legs' scales.
     pub fn scores(&self) -> (Vec<f32>, Vec<f32>) {
         (self.dense.iter().map(|&p| self.rows[p].similarity).collect(), self.bm25.iter().map(|&p| self.rows[p].bm25).collect())
+    }
+}
+
+/// Finds and scores the turns beside a passage of the resident copy (`adjacent`): both legs' scores and the
+/// identifiers, as `resident_legs` gives its passages, for the rows the recall's filter admits.
+pub(super) struct Beside<'r> {
+    r: &'r Resident,
+    cq: CodedQuery,
+    terms: Vec<(String, f32)>,
+    wanted: Vec<String>,
+    filter: Filter,
+}
+
+impl<'r> Beside<'r> {
+    /// The turns just before and after `row`'s, one passage of each (of a turn cut in several, the one most
+    /// like the question), with their scores.
+    pub fn of(&self, row: &Row<'r>) -> Vec<Candidate<'r>> {
+        let Row::Resident(_, i) = row else { return Vec::new() };
+        let mut best: HashMap<i64, (usize, f32)> = HashMap::new();
+        for j in self.r.adjacent(*i) {
+            if !self.filter.is_empty() && !self.filter.admits(&self.r.view(j)) {
+                continue;
+            }
+            let cosine = self.r.cosine(j, &self.cq);
+            let seq = self.r.seq(j);
+            if best.get(&seq).is_none_or(|&(_, c)| cosine > c) {
+                best.insert(seq, (j, cosine));
+            }
+        }
+        let mut rows: Vec<(usize, f32)> = best.into_values().collect();
+        rows.sort_by_key(|&(j, _)| j);
+        let bm25 = self.r.bm25_scores(&self.terms, &rows.iter().map(|&(j, _)| j).collect::<Vec<_>>());
+        rows.into_iter()
+            .zip(bm25)
+            .map(|((j, similarity), bm25)| Candidate {
+                similarity,
+                bm25,
+                identifiers: identifier_share(&self.wanted, self.r.identifiers(j)),
+                row: Row::Resident(self.r, j),
+            })
+            .collect()
     }
 }
 
@@ -119,7 +162,8 @@ pub(super) fn resident_legs<'r>(
         .collect();
     let positions = |found: &[(usize, f32)]| found.iter().map(|(i, _)| position[i]).collect();
     let pair_weights = pair_weights(&q.pairs, |t| r.term_idf(t));
-    let legs = Legs { dense: positions(&dense), bm25: positions(&bm25), rows, pair_weights };
+    let beside = (which == LegChoice::Hybrid).then(|| Beside { r, cq, terms, wanted: q.wanted.clone(), filter: filter.clone() });
+    let legs = Legs { dense: positions(&dense), bm25: positions(&bm25), rows, pair_weights, beside };
     clock.lap(Step::Union);
     legs
 }
@@ -170,7 +214,7 @@ pub(super) async fn lance_legs(
         rows.push(Candidate { row: Row::Stored(Box::new(r)), similarity, bm25, identifiers });
     }
     let positions = |ids: &[String]| ids.iter().map(|id| position[id]).collect();
-    Ok(Some(Legs { dense: positions(&dense_ids), bm25: positions(&bm25_ids), rows, pair_weights: Vec::new() }))
+    Ok(Some(Legs { dense: positions(&dense_ids), bm25: positions(&bm25_ids), rows, pair_weights: Vec::new(), beside: None }))
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

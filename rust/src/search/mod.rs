@@ -1,8 +1,9 @@
 //! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with identifier and named-day bonuses)
-//! → relevance floor → identifier guard → (rerank) → recency → one copy of each text → top k → neighbouring
-//! turns. The kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as
+//! → the turns beside the best (`adjacent`) → relevance floor → identifier guard → (rerank) → recency → one
+//! copy of each text → top k → neighbouring turns. The kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as
 //! Lance queries; this file only orchestrates.
 
+mod adjacent;
 pub mod fusion;
 mod legs;
 mod neighbors;
@@ -27,7 +28,7 @@ use crate::record::StoredChunk;
 use crate::store::Filter;
 use crate::time::{days_named, written_day};
 use fusion::{fused_score, near_named_day, recency_factor, Evidence, LegScale, Weights};
-use legs::{lance_legs, resident_legs, Legs, Row};
+use legs::{lance_legs, resident_legs, Candidate, Legs, Row};
 use proximity::pair_share;
 use question::Question;
 use steps::{Clock, Step};
@@ -160,8 +161,8 @@ fn lexical_match(legs: &Legs, question: &Question) -> bool {
 /// `keep_repeats`: the best `candidates` passages), each with its fused score and its similarity to the
 /// query, after the answer floor (`answer_floor`: `RecallOptions::answer_floor_at` this memory's size), the
 /// relevance floor and the identifier guard. Ties go to the chunk id.
-fn fuse(
-    legs: Legs,
+fn fuse<'r>(
+    legs: Legs<'r>,
     question: &Question,
     candidates: usize,
     answer_floor: Option<f32>,
@@ -177,17 +178,18 @@ fn fuse(
     let weights = Weights::of(opts.dense_weight, question.dense_read);
     let days = days_named(question.text);
     let pair_weights = legs.pair_weights;
-    let mut pool: Vec<(Row, f64, f32, bool)> = legs
-        .rows
-        .into_iter()
-        .map(|c| {
-            let near_day = !days.is_empty() && written_day(c.row.ts()).is_some_and(|d| near_named_day(d, &days));
-            let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers, near_day };
-            let score = fused_score(&evidence, dense, bm25, weights);
-            (c.row, score, c.similarity, c.identifiers > 0.0)
-        })
-        .collect();
+    let scored = |c: Candidate<'r>| {
+        let near_day = !days.is_empty() && written_day(c.row.ts()).is_some_and(|d| near_named_day(d, &days));
+        let evidence = Evidence { cosine: c.similarity, bm25: c.bm25, identifiers: c.identifiers, near_day };
+        let score = fused_score(&evidence, dense, bm25, weights);
+        (c.row, score, c.similarity, c.identifiers > 0.0)
+    };
+    let mut pool: Vec<(Row, f64, f32, bool)> = legs.rows.into_iter().map(scored).collect();
     pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+    if let Some(beside) = &legs.beside {
+        adjacent::join(&mut pool, |t| beside.of(&t.0).into_iter().map(scored).collect(), |t| t.0.id(), |t| &mut t.1);
+        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+    }
     if opts.keep_repeats {
         pool.truncate(candidates);
     } else {
