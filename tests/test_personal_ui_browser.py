@@ -47,13 +47,25 @@ def _shot(driver, name: str) -> None:
 def _follow(driver, element) -> None:
     """Clicks ``element`` and waits for the next page to replace this one."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
 
     page = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 60).until(lambda _: _gone(page))
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def _gone(element) -> bool:
+    """Whether ``element`` no longer belongs to the page. Selenium's ``staleness_of`` expects a stale-element
+    error only; chromedriver sometimes answers a node of the page being replaced with another error ("Node
+    with given id does not belong to the document", CI 2026-12-04), which means the same."""
+    from selenium.common.exceptions import WebDriverException
+
+    try:
+        element.is_enabled()
+    except WebDriverException:  # StaleElementReferenceException is one
+        return True
+    return False
 
 
 def _search(driver, query: str) -> None:

@@ -24,7 +24,7 @@
 //! |-------|-------------|---------------------------------------------------------------------|-------|
 //! | 8     | `py`        | the PyO3 binding (feature `python`): extract, release the GIL, call, convert | no |
 //! | 7     | `engine`    | the facade: decides what a call does, owns the lock and the runtime  | no    |
-//! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed: `fusion`, `proximity`, `repeats`, `turns` |
+//! | 6     | `search`    | the recall pipeline; rank fusion and recency as pure kernels         | mixed: `adjacent`, `fusion`, `proximity`, `repeats`, `turns` |
 //! | 5     | `memory`    | a memory: the dataset and its resident copy, kept in step            | no    |
 //! | 4     | `store`     | the Lance dataset; the only module naming `lancedb`/Arrow or writing SQL | no |
 //! | 4     | `resident`  | a warm memory's copy in RAM: packed rows, int8 codes, BM25 postings | yes |

@@ -1,7 +1,7 @@
 //! The recall pipeline: dense ‖ BM25 → answer floor → score fusion (with identifier and named-day bonuses)
 //! → the turns beside the best (`adjacent`) → relevance floor → identifier guard → (rerank) → recency → one
-//! copy of each text → top k → neighbouring turns. The kernels (`fusion`, `repeats`) are pure; `legs` runs the search legs on the resident copy or as
-//! Lance queries; this file only orchestrates.
+//! copy of each text → top k → neighbouring turns. The kernels (`adjacent`, `fusion`, `repeats`) are pure;
+//! `legs` runs the search legs on the resident copy or as Lance queries; this file only orchestrates.
 
 mod adjacent;
 pub mod fusion;
