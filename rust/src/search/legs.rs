@@ -108,19 +108,31 @@ impl<'r> Beside<'r> {
                 best.insert(seq, (j, cosine));
             }
         }
-        let mut rows: Vec<(usize, f32)> = best.into_values().collect();
-        rows.sort_by_key(|&(j, _)| j);
-        let bm25 = self.r.bm25_scores(&self.terms, &rows.iter().map(|&(j, _)| j).collect::<Vec<_>>());
-        rows.into_iter()
-            .zip(bm25)
-            .map(|((j, similarity), bm25)| Candidate {
-                similarity,
-                bm25,
-                identifiers: identifier_share(&self.wanted, self.r.identifiers(j)),
-                row: Row::Resident(self.r, j),
-            })
-            .collect()
+        let mut rows: Vec<usize> = best.into_values().map(|(j, _)| j).collect();
+        rows.sort_unstable();
+        resident_candidates(self.r, &self.cq, &self.terms, &self.wanted, &rows)
     }
+}
+
+/// Rows of the resident copy as candidates: each one's cosine to the query, its BM25 score for `terms` (0
+/// where it holds none of them, as for a dense-only question, which has none) and its share of the
+/// identifiers `wanted`.
+fn resident_candidates<'r>(
+    r: &'r Resident,
+    cq: &CodedQuery,
+    terms: &[(String, f32)],
+    wanted: &[String],
+    rows: &[usize],
+) -> Vec<Candidate<'r>> {
+    rows.iter()
+        .zip(r.bm25_scores(terms, rows))
+        .map(|(&i, bm25)| Candidate {
+            similarity: r.cosine(i, cq),
+            bm25,
+            identifiers: identifier_share(wanted, r.identifiers(i)),
+            row: Row::Resident(r, i),
+        })
+        .collect()
 }
 
 /// Both legs over the resident copy (an exhaustive int8 scan and an in-memory BM25, on this thread), each
@@ -151,15 +163,7 @@ pub(super) fn resident_legs<'r>(
             union.len() - 1
         });
     }
-    let bm25_of = if which != LegChoice::Dense { r.bm25_scores(&terms, &union) } else { vec![0.0; union.len()] };
-    let rows = union
-        .iter()
-        .zip(bm25_of)
-        .map(|(&i, bm25)| {
-            let identifiers = identifier_share(&q.wanted, r.identifiers(i));
-            Candidate { similarity: r.cosine(i, &cq), bm25, identifiers, row: Row::Resident(r, i) }
-        })
-        .collect();
+    let rows = resident_candidates(r, &cq, &terms, &q.wanted, &union);
     let positions = |found: &[(usize, f32)]| found.iter().map(|(i, _)| position[i]).collect();
     let pair_weights = pair_weights(&q.pairs, |t| r.term_idf(t));
     let beside = (which == LegChoice::Hybrid).then(|| Beside { r, cq, terms, wanted: q.wanted.clone(), filter: filter.clone() });

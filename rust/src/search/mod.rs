@@ -148,6 +148,11 @@ pub async fn recall_embedded(
     Ok(hits)
 }
 
+/// Fusion's pool by score, best first; ties go to the chunk id.
+fn best_first(pool: &mut [(Row, f64, f32, bool)]) {
+    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+}
+
 /// Whether BM25's best passage holds every term of the question: a keyword search ("Lisbon chiller")
 /// matched word for word, whatever the cosine, which the answer floor must not overrule. Its own words: not
 /// its context nor its month.
@@ -185,10 +190,10 @@ fn fuse<'r>(
         (c.row, score, c.similarity, c.identifiers > 0.0)
     };
     let mut pool: Vec<(Row, f64, f32, bool)> = legs.rows.into_iter().map(scored).collect();
-    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+    best_first(&mut pool);
     if let Some(beside) = &legs.beside {
         adjacent::join(&mut pool, |t| beside.of(&t.0).into_iter().map(scored).collect(), |t| t.0.id(), |t| &mut t.1);
-        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+        best_first(&mut pool);
     }
     if opts.keep_repeats {
         pool.truncate(candidates);
@@ -203,7 +208,7 @@ fn fuse<'r>(
                 *score *= (PAIR_BONUS * pair_share(&question.pairs, &pair_weights, &a.document(row.text()))).exp();
             }
         });
-        pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+        best_first(&mut pool);
     }
     pool.retain(|(_, _, sim, named)| {
         opts.min_similarity.is_none_or(|floor| *sim >= floor) && !(opts.identifier_guard && !wanted.is_empty() && !named)
