@@ -130,7 +130,8 @@ pub async fn recall_embedded(
     for (r, s, _) in pool.iter_mut() {
         *s *= recency_factor(r.ts_ms, now, opts.half_life_days);
     }
-    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.chunk.id.cmp(&b.0.chunk.id)));
+    // Ids compared only on a tie (as in `best_first`).
+    pool.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.chunk.id.cmp(&b.0.chunk.id)));
     if !opts.keep_repeats {
         pool = repeats::first_of_each_text(pool, |(r, _, _)| r.chunk.text.as_str());
     }
@@ -148,9 +149,11 @@ pub async fn recall_embedded(
     Ok(hits)
 }
 
-/// Fusion's pool by score, best first; ties go to the chunk id.
+/// Fusion's pool by score, best first; ties go to the chunk id (unique: the order is total, so an unstable
+/// sort gives the same order). The id is read only on a tie: `Ordering::then` takes its argument made, and
+/// every comparison found both resident rows' ids.
 fn best_first(pool: &mut [(Row, f64, f32, bool)]) {
-    pool.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.id().cmp(b.0.id())));
+    pool.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.id().cmp(b.0.id())));
 }
 
 /// Whether BM25's best passage holds every term of the question: a keyword search ("Lisbon chiller")
