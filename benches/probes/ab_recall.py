@@ -26,6 +26,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..harness import read_jsonl
 from ..paths import REPO
 
 
@@ -34,7 +35,7 @@ def worker(memory: str, questions: str) -> None:
     from funes_py import Engine, _funes
 
     engine = Engine(memory)
-    qs = [json.loads(line)["long"] for line in open(questions, encoding="utf-8") if line.strip()]
+    qs = [q["long"] for q in read_jsonl(Path(questions))]
     for q in qs:
         engine.recall(q, k=8)
     print("ready", flush=True)

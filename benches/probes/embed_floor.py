@@ -14,10 +14,12 @@ on memory rather than computing. Needs `tokenizers` (the test extra) for the tok
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
+
+from .. import cost
+from ..harness import read_jsonl
 
 
 def ort_alone(model_dir: Path, questions: list[str], runs: int, mbs: list[float]) -> list[tuple[float, float]]:
@@ -57,20 +59,6 @@ def ort_alone(model_dir: Path, questions: list[str], runs: int, mbs: list[float]
     return out
 
 
-def engine_steps(home: str, questions: list[str], runs: int) -> dict[str, float]:
-    """ms per recall of each step of `runs` warm recalls (`_funes.recall_steps`)."""
-    from funes_py import Engine, _funes
-
-    eng = Engine(home)
-    for q in questions:
-        eng.recall(q, k=8)
-    _funes.recall_steps(True)
-    for i in range(runs):
-        eng.recall(questions[i % len(questions)], k=8)
-    steps, n = _funes.recall_steps()
-    return {name: ns / 1e6 / n for name, ns in steps if ns}
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memory", required=True)
@@ -80,11 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from funes_py import Engine
 
-    questions = [json.loads(line)["long"] for line in open(args.questions, encoding="utf-8") if line.strip()]
-    model_dir = Path(Engine(args.memory).models.embedder_dir)
-    curve = ort_alone(model_dir, questions, args.runs, args.mb)  # first: before the memory is read in
-    steps = engine_steps(args.memory, questions, args.runs)
-    print(f"model: {model_dir}")
+    questions = [q["long"] for q in read_jsonl(Path(args.questions))]
+    models = Engine(args.memory).models
+    curve = ort_alone(Path(models.embedder_dir), questions, args.runs, args.mb)  # first: before the memory is read in
+    # One caller's warm recalls, as `benches.cost` measures them.
+    measured = cost.measure(args.memory, questions, args.runs, (), 0, embedder=models.embedder_name)
+    steps = {name: ms for name, ms in measured["steps_ms"].items() if ms}
+    print(f"model: {models.embedder_dir}")
     print("| MB read between two passes | " + " | ".join(f"{mb:g}" for mb, _ in curve) + " |")
     print("|---|" + "---:|" * len(curve))
     print("| ONNX Runtime alone, ms per pass (median) | " + " | ".join(f"{ms:.2f}" for _, ms in curve) + " |")
